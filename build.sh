@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Builds libpyiceberg_go.so (c-shared), checks its exported symbols and the
+# glibc it needs, installs it into the Python package, and builds the wheel.
+#   ./build.sh            library + package copy
+#   ./build.sh wheel      also the platform wheel into wheels/
+#   CGOCHECK2=1 ./build.sh  a debug build with GOEXPERIMENT=cgocheck2
+set -euo pipefail
+cd "$(dirname "$0")"
+out=build
+mkdir -p "$out" pyiceberg_go/_lib
+
+flags=(-buildmode=c-shared -trimpath)
+ldflags="-extldflags -Wl,--version-script=$PWD/capi/exports.map"
+if [ "${CGOCHECK2:-0}" = 1 ]; then
+  export GOEXPERIMENT=cgocheck2
+  lib="$out/libpyiceberg_go_cgocheck2.so"
+else
+  ldflags="-s -w $ldflags"
+  lib="$out/libpyiceberg_go.so"
+fi
+echo "building $lib" >&2
+CGO_ENABLED=1 go build "${flags[@]}" -ldflags "$ldflags" -o "$lib" ./capi
+rm -f "${lib%.so}.h" # the generated header is not shipped: include/pyiceberg_go.h is the contract
+
+# Only the pig_ prefix may be exported.
+extra=$(nm -D --defined-only "$lib" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^pig_' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' || true)
+if [ -n "$extra" ]; then
+  echo "build.sh: unexpected exported symbols:" >&2
+  echo "$extra" | head -20 >&2
+  exit 1
+fi
+want=$(grep -oE '\bpig_[a-z_]+\(' include/pyiceberg_go.h | tr -d '(' | sort -u)
+have=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep '^pig_' | sort -u)
+if [ "$want" != "$have" ]; then
+  echo "build.sh: exports differ from include/pyiceberg_go.h:" >&2
+  diff <(echo "$want") <(echo "$have") >&2 || true
+  exit 1
+fi
+
+# The newest glibc symbol version the library needs decides the wheel tag.
+glibc=$(objdump -T "$lib" | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n | tail -1)
+echo "$glibc" > "$out/glibc-version"
+echo "built $lib ($(du -h "$lib" | cut -f1), needs glibc $glibc)" >&2
+
+if [ "${CGOCHECK2:-0}" = 1 ]; then exit 0; fi
+cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so
+
+if [ "${1:-}" = wheel ]; then
+  py=${PYTHON:-.venv/bin/python}
+  tag="manylinux_${glibc/./_}_$(uname -m)"
+  rm -rf "$out/wheel" && mkdir -p "$out/wheel" wheels
+  "$py" -m pip wheel --no-deps --no-build-isolation -w "$out/wheel" . >&2
+  whl=$(ls "$out"/wheel/pyiceberg_go-*.whl)
+  "$py" -m wheel tags --remove --python-tag py3 --abi-tag none --platform-tag "$tag" "$whl" >&2
+  rm -f wheels/pyiceberg_go-*.whl
+  mv "$out"/wheel/pyiceberg_go-*"$tag".whl wheels/
+  ls -l wheels/*.whl >&2
+fi

@@ -1,0 +1,150 @@
+// Package catalog opens the catalogs a session names: the embedded SQLite
+// catalog (the default, shared with PyIceberg's SqlCatalog through the Java
+// JDBC table layout) and the directory ("hadoop") catalog.
+package catalog
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	sqlcat "github.com/apache/iceberg-go/catalog/sql"
+	iceconfig "github.com/apache/iceberg-go/config"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+func init() {
+	// iceberg-go reads ~/.iceberg-go.yaml at init; a user's file must not
+	// change this library's behaviour.
+	iceconfig.EnvConfig = iceconfig.Config{DefaultCatalog: "default", MaxWorkers: runtime.GOMAXPROCS(0)}
+}
+
+// Catalog is an open catalog and how to close it.
+type Catalog struct {
+	icecat.Catalog
+	Name  string
+	Props iceberg.Properties
+	close func() error
+}
+
+// Close releases the catalog's resources.
+func (c *Catalog) Close() error {
+	if c.close != nil {
+		return c.close()
+	}
+	return nil
+}
+
+// Open opens catalog name with its properties (PyIceberg's property names).
+func Open(ctx context.Context, name string, props map[string]string) (*Catalog, error) {
+	p := iceberg.Properties{}
+	for k, v := range props {
+		p[k] = v
+	}
+	typ := strings.ToLower(p["type"])
+	if typ == "" {
+		typ = inferType(p["uri"])
+	}
+	switch typ {
+	case "sql":
+		return openSQL(ctx, name, p)
+	case "hadoop", "directory":
+		wh := p["warehouse"]
+		if wh == "" {
+			return nil, fmt.Errorf("%w: catalog %q of type %s needs a warehouse", errs.ErrInvalidArgument, name, typ)
+		}
+		if err := mkdirLocal(wh); err != nil {
+			return nil, err
+		}
+		c, err := hadoop.NewCatalog(name, wh, p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrInvalidArgument, name, err)
+		}
+		return &Catalog{Catalog: c, Name: name, Props: p}, nil
+	case "":
+		return nil, fmt.Errorf("%w: catalog %q has no type and no uri", errs.ErrInvalidArgument, name)
+	default:
+		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, hadoop)", errs.ErrNotSupported, name, typ)
+	}
+}
+
+func inferType(uri string) string {
+	switch {
+	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
+		return "rest"
+	case strings.HasPrefix(uri, "sqlite"), strings.HasPrefix(uri, "postgresql"):
+		return "sql"
+	case strings.HasPrefix(uri, "thrift://"):
+		return "hive"
+	}
+	return ""
+}
+
+// openSQL opens a SQLite catalog from a SQLAlchemy-style uri
+// (sqlite:////abs/path.db), as PyIceberg's SqlCatalog takes it.
+func openSQL(ctx context.Context, name string, p iceberg.Properties) (*Catalog, error) {
+	uri := p["uri"]
+	path, ok := sqlitePath(uri)
+	if !ok {
+		return nil, fmt.Errorf("%w: catalog %q: only sqlite uris are supported for type sql (sqlite:////path/catalog.db), got %q", errs.ErrNotSupported, name, uri)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("%w: catalog %q: %v", errs.ErrIO, name, err)
+	}
+	if wh := p["warehouse"]; wh != "" {
+		if err := mkdirLocal(wh); err != nil {
+			return nil, err
+		}
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, path, err)
+	}
+	c, err := sqlcat.NewCatalog(name, db, sqlcat.SQLite, p)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
+	}
+	return &Catalog{Catalog: c, Name: name, Props: p, close: db.Close}, nil
+}
+
+func sqlitePath(uri string) (string, bool) {
+	switch {
+	case strings.HasPrefix(uri, "sqlite:////"):
+		return "/" + strings.TrimPrefix(uri, "sqlite:////"), true
+	case strings.HasPrefix(uri, "sqlite:///"):
+		abs, err := filepath.Abs(strings.TrimPrefix(uri, "sqlite:///"))
+		return abs, err == nil
+	}
+	return "", false
+}
+
+// mkdirLocal creates a local warehouse folder; other schemes need nothing.
+func mkdirLocal(loc string) error {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return fmt.Errorf("%w: warehouse %q is not a valid location: %v", errs.ErrInvalidArgument, loc, err)
+	}
+	if u.Scheme != "" && u.Scheme != "file" {
+		return nil
+	}
+	dir := loc
+	if u.Scheme == "file" {
+		dir = u.Path
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("%w: creating warehouse %s: %v", errs.ErrIO, dir, err)
+	}
+	return nil
+}

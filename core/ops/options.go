@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// writeOptionToProperty maps write options to the table property they
+// override (SEMANTICS.md "Options and their precedence").
+var writeOptionToProperty = map[string]string{
+	"target-file-size-bytes": "write.target-file-size-bytes",
+	"compression-codec":      "write.parquet.compression-codec",
+	"compression-level":      "write.parquet.compression-level",
+	"write-format":           "write.format.default",
+}
+
+// knownWriteOptions are the options that are not table properties.
+var knownWriteOptions = map[string]bool{
+	"check-nullability": true, "check-ordering": true,
+}
+
+// Effective is the merged configuration of one write.
+type Effective struct {
+	// Props are the table properties with session configuration and write
+	// options laid over them under their property names.
+	Props            map[string]string
+	CheckNullability bool
+	CheckOrdering    bool
+	SnapshotProps    map[string]string
+}
+
+// resolveOptions applies the precedence write option > session
+// configuration > table property > default, in this one place.
+func resolveOptions(tableProps, sessionConf, options map[string]string) (Effective, error) {
+	e := Effective{Props: maps.Clone(tableProps), CheckNullability: true, CheckOrdering: true, SnapshotProps: map[string]string{}}
+	if e.Props == nil {
+		e.Props = map[string]string{}
+	}
+	for _, layer := range []struct {
+		name string
+		m    map[string]string
+	}{{"session configuration", sessionConf}, {"write option", options}} {
+		for k, v := range layer.m {
+			switch {
+			case strings.HasPrefix(k, "snapshot-property."):
+				key := strings.TrimPrefix(k, "snapshot-property.")
+				if key == "" {
+					return e, fmt.Errorf("%w: %s %q has an empty key", errs.ErrInvalidArgument, layer.name, k)
+				}
+				e.SnapshotProps[key] = v
+			case writeOptionToProperty[k] != "":
+				e.Props[writeOptionToProperty[k]] = v
+			case knownWriteOptions[k]:
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return e, fmt.Errorf("%w: %s %s=%q is not a boolean", errs.ErrInvalidArgument, layer.name, k, v)
+				}
+				if k == "check-nullability" {
+					e.CheckNullability = b
+				} else {
+					e.CheckOrdering = b
+				}
+			case strings.HasPrefix(k, "test.") && layer.name == "session configuration":
+			default:
+				if layer.name == "write option" {
+					return e, fmt.Errorf("%w: unknown write option %q", errs.ErrInvalidArgument, k)
+				}
+			}
+		}
+	}
+	if f, ok := e.Props["write.format.default"]; ok && !strings.EqualFold(f, "parquet") {
+		return e, fmt.Errorf("%w: write format %q is not supported (parquet)", errs.ErrNotSupported, f)
+	}
+	for k := range e.SnapshotProps {
+		if reservedSummaryKeys[k] {
+			return e, fmt.Errorf("%w: snapshot-property.%s would overwrite a summary key the commit computes", errs.ErrInvalidArgument, k)
+		}
+	}
+	return e, nil
+}
+
+var reservedSummaryKeys = map[string]bool{
+	"operation": true, "added-data-files": true, "deleted-data-files": true, "added-records": true,
+	"deleted-records": true, "added-files-size": true, "removed-files-size": true, "total-records": true,
+	"total-files-size": true, "total-data-files": true, "total-delete-files": true, "total-position-deletes": true,
+	"total-equality-deletes": true, "changed-partition-count": true, "engine-name": true, "engine-version": true,
+	"added-delete-files": true, "removed-delete-files": true, "added-position-deletes": true, "removed-position-deletes": true,
+	"added-equality-deletes": true, "removed-equality-deletes": true, "replace-partitions": true,
+}

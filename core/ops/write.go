@@ -1,0 +1,703 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
+	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/transform"
+)
+
+// writer runs one write operation.
+type writer struct {
+	sess  *session.Session
+	cat   *catalog.Catalog
+	id    request.Identifier
+	ident table.Identifier
+	req   *request.Request
+	input array.RecordReader
+	prog  *Progress
+	start time.Time
+}
+
+// plan is the table shape the data is written against.
+type plan struct {
+	schema   *iceberg.Schema // as the table will hold it (final ids)
+	spec     iceberg.PartitionSpec
+	location string
+	props    map[string]string
+	eff      Effective
+	// shape is the table a create or replace asks for; nil for append.
+	shape *shape
+}
+
+// shape is the schema, spec, properties and location of a new or replaced
+// table, before the metadata builder gives them ids.
+type shape struct {
+	schema   *iceberg.Schema
+	spec     iceberg.PartitionSpec
+	props    map[string]string
+	location string
+}
+
+// written is the output of the data path.
+type written struct {
+	files []iceberg.DataFile
+	paths []string
+	rows  int64
+	bytes int64
+}
+
+func (w *writer) run(ctx context.Context) (*Result, error) {
+	op := w.req.Op
+	var existing *table.Table
+	t, err := w.cat.LoadTable(ctx, w.ident)
+	switch {
+	case err == nil:
+		existing = t
+	case errors.Is(err, icecat.ErrNoSuchTable):
+	default:
+		return nil, mapCatalogErr(err, w.id)
+	}
+	switch {
+	case op == request.OpCreate && existing != nil:
+		return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
+	case (op == request.OpReplace || op == request.OpAppend) && existing == nil:
+		return nil, fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, w.id)
+	case op == request.OpCreateOrReplace:
+		op = request.OpCreate
+		if existing != nil {
+			op = request.OpReplace
+		}
+	}
+
+	var p *plan
+	switch op {
+	case request.OpAppend:
+		p, err = w.planAppend(existing)
+	default:
+		p, err = w.planNew(ctx, existing)
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	wr, err := w.writeData(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	retry, err := commit.RetryFromProperties(p.props)
+	if err != nil {
+		w.deleteFiles(ctx, p, wr.paths)
+		return nil, err
+	}
+	var committed *table.Table
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		var err error
+		switch op {
+		case request.OpAppend:
+			committed, err = w.commitAppend(ctx, p, wr)
+		case request.OpCreate:
+			committed, err = w.commitCreate(ctx, p, wr)
+		case request.OpReplace:
+			committed, err = w.commitReplace(ctx, p, wr)
+		}
+		return err
+	})
+	if err != nil {
+		// A commit whose outcome is unknown may have landed: keep its files.
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			w.deleteFiles(ctx, p, wr.paths)
+		}
+		if errors.Is(err, icecat.ErrTableAlreadyExists) {
+			return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
+		}
+		return nil, mapCatalogErr(err, w.id)
+	}
+	res := &Result{Table: w.id.String(), Metrics: Metrics{Rows: wr.rows, Files: int64(len(wr.files)), Bytes: wr.bytes, Seconds: time.Since(w.start).Seconds()}}
+	if sn := committed.CurrentSnapshot(); sn != nil && len(wr.files) > 0 {
+		id := sn.SnapshotID
+		res.SnapshotID = &id
+		res.Operation, res.Summary = summaryOf(sn)
+	}
+	return res, nil
+}
+
+// tableProps builds the properties of a new or replaced table: defaults,
+// catalog table-default.*, the request's, then catalog table-override.*.
+func (w *writer) tableProps(existing map[string]string) map[string]string {
+	props := map[string]string{"write.parquet.compression-codec": "zstd"}
+	for k, v := range w.cat.Props {
+		if d, ok := strings.CutPrefix(k, "table-default."); ok {
+			props[d] = v
+		}
+	}
+	if existing != nil {
+		// REPLACE merges properties: none removed, new ones win.
+		props = maps.Clone(existing)
+	}
+	maps.Copy(props, w.req.Properties)
+	for k, v := range w.cat.Props {
+		if o, ok := strings.CutPrefix(k, "table-override."); ok {
+			props[o] = v
+		}
+	}
+	return props
+}
+
+func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, error) {
+	keepNullability := strings.EqualFold(w.cat.Props["use-nullable-query-schema"], "false")
+	sc, err := schema.FromArrow(w.input.Schema(), keepNullability)
+	if err != nil {
+		return nil, err
+	}
+	var oldProps map[string]string
+	if existing != nil {
+		if sc, err = schema.ReuseIDsAbove(sc, existing.Metadata().CurrentSchema(), existing.Metadata().LastColumnID()); err != nil {
+			return nil, err
+		}
+		oldProps = existing.Metadata().Properties()
+	}
+	spec, err := buildSpec(sc, w.req.PartitionBy, existing)
+	if err != nil {
+		return nil, err
+	}
+	props := w.tableProps(oldProps)
+	if _, err := formatVersion(props); err != nil {
+		return nil, err
+	}
+	loc := w.req.Location
+	if loc == "" && existing != nil {
+		loc = existing.Metadata().Location()
+	}
+	if loc == "" {
+		if loc, err = w.defaultLocation(ctx); err != nil {
+			return nil, err
+		}
+	}
+	loc = strings.TrimSuffix(loc, "/")
+	sh := &shape{schema: sc, spec: spec, props: props, location: loc}
+	var old table.Metadata
+	oldLoc := ""
+	if existing != nil {
+		old, oldLoc = existing.Metadata(), existing.MetadataLocation()
+	}
+	base, _, err := sh.stage(old, oldLoc)
+	if err != nil {
+		return nil, err
+	}
+	return w.withOptions(&plan{schema: base.CurrentSchema(), spec: base.PartitionSpec(), location: loc, props: props, shape: sh})
+}
+
+// stage returns the metadata that old (nil: nothing) becomes with the
+// shape applied, and the updates that do it: what CREATE/REPLACE TABLE
+// commits before the data's snapshot.
+func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []table.Update, error) {
+	fv, err := formatVersion(s.props)
+	if err != nil {
+		return nil, nil, err
+	}
+	props := maps.Clone(s.props)
+	delete(props, "format-version")
+	// The metadata builder stamps ids into what it is given: hand it copies.
+	sc := iceberg.NewSchemaWithIdentifiers(0, s.schema.IdentifierFieldIDs, s.schema.Fields()...)
+	spec := s.spec
+	var updates []table.Update
+	if old == nil {
+		updates = append(updates, table.NewAssignUUIDUpdate(uuid.New()), table.NewUpgradeFormatVersionUpdate(fv))
+	} else if fv > old.Version() {
+		updates = append(updates, table.NewUpgradeFormatVersionUpdate(fv))
+	}
+	updates = append(updates,
+		table.NewAddSchemaUpdate(sc),
+		table.NewSetCurrentSchemaUpdate(-1),
+		table.NewAddPartitionSpecUpdate(&spec, old == nil),
+		table.NewSetDefaultSpecUpdate(-1),
+		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder),
+		table.NewSetDefaultSortOrderUpdate(-1),
+	)
+	if old == nil || s.location != old.Location() {
+		updates = append(updates, table.NewSetLocationUpdate(s.location))
+	}
+	if len(props) > 0 {
+		updates = append(updates, table.NewSetPropertiesUpdate(props))
+	}
+	if old != nil {
+		if old.SnapshotByName(table.MainBranch) != nil {
+			// REPLACE resets main: the new data's snapshot has no parent.
+			updates = append(updates, table.NewRemoveSnapshotRefUpdate(table.MainBranch))
+		}
+	} else {
+		empty, err := table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		old = empty
+	}
+	base, err := table.UpdateTableMetadata(old, updates, oldLoc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: building table metadata: %v", errs.ErrValidation, err)
+	}
+	return base, updates, nil
+}
+
+// sameShape makes a retried create/replace fail cleanly if the ids its files
+// were written with no longer hold on the refreshed table.
+func sameShape(base table.Metadata, p *plan) error {
+	spec := base.PartitionSpec()
+	if spec.ID() != p.spec.ID() || base.CurrentSchema().ID != p.schema.ID {
+		return fmt.Errorf("%w: table schema or partition spec changed concurrently", errs.ErrValidation)
+	}
+	return nil
+}
+
+func (w *writer) planAppend(t *table.Table) (*plan, error) {
+	m := t.Metadata()
+	return w.withOptions(&plan{schema: m.CurrentSchema(), spec: m.PartitionSpec(), location: m.Location(), props: m.Properties()})
+}
+
+func (w *writer) withOptions(p *plan) (*plan, error) {
+	eff, err := resolveOptions(p.props, w.sess.Conf(), w.req.Options)
+	if err != nil {
+		return nil, err
+	}
+	p.eff = eff
+	return p, nil
+}
+
+// defaultLocation follows the catalogs' own layout: <warehouse>/<ns>.db/<t>
+// for SQL catalogs (as PyIceberg and Java JDBC do), <warehouse>/<ns>/<t> for
+// the directory catalog (which requires it).
+func (w *writer) defaultLocation(ctx context.Context) (string, error) {
+	wh := strings.TrimSuffix(w.cat.Props["warehouse"], "/")
+	if wh == "" {
+		return "", fmt.Errorf("%w: catalog %q has no warehouse; give the table a location", errs.ErrInvalidArgument, w.cat.Name)
+	}
+	if w.cat.CatalogType() == icecat.Hadoop {
+		return wh + "/" + strings.Join(w.id.Namespace, "/") + "/" + w.id.Name, nil
+	}
+	return wh + "/" + strings.Join(w.id.Namespace, ".") + ".db/" + w.id.Name, nil
+}
+
+var defaultFieldSuffix = map[string]string{"year": "_year", "month": "_month", "day": "_day", "hour": "_hour", "void": "_null"}
+
+// buildSpec turns partitionedBy into a spec with Iceberg's default field
+// names; field ids continue after the old table's when replacing.
+func buildSpec(sc *iceberg.Schema, fields []request.PartitionField, existing *table.Table) (iceberg.PartitionSpec, error) {
+	if len(fields) == 0 {
+		return *iceberg.UnpartitionedSpec, nil
+	}
+	nextID := iceberg.PartitionDataIDStart
+	if existing != nil {
+		if last := existing.Metadata().LastPartitionSpecID(); last != nil && *last >= nextID {
+			nextID = *last + 1
+		}
+	}
+	var pfs []iceberg.PartitionField
+	names := map[string]bool{}
+	for i, f := range fields {
+		src, ok := sc.FindFieldByName(f.Column)
+		if !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: column %q is not in the data", errs.ErrValidation, f.Column)
+		}
+		tr, err := iceberg.ParseTransform(f.Transform)
+		if err != nil {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: %v", errs.ErrInvalidArgument, err)
+		}
+		if !tr.CanTransform(src.Type) {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: transform %s cannot be applied to column %q of type %s", errs.ErrValidation, f.Transform, f.Column, src.Type)
+		}
+		name := f.Column
+		switch {
+		case strings.HasPrefix(f.Transform, "bucket"):
+			name += "_bucket"
+		case strings.HasPrefix(f.Transform, "truncate"):
+			name += "_trunc"
+		default:
+			name += defaultFieldSuffix[f.Transform]
+		}
+		if names[name] {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: partition field %q given twice", errs.ErrInvalidArgument, name)
+		}
+		names[name] = true
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: nextID + i, Name: name, Transform: tr})
+	}
+	return iceberg.NewPartitionSpec(pfs...), nil
+}
+
+// fileIO returns the table's write FileIO.
+func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, error) {
+	props := maps.Clone(map[string]string(w.cat.Props))
+	maps.Copy(props, p.props)
+	fs, err := icebergio.LoadFS(ctx, props, p.location)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, p.location, err)
+	}
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, p.location)
+	}
+	return wfs, nil
+}
+
+// writeData runs the data path: conform, partition, encode. Files of a
+// failed write are deleted before it returns.
+func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error) {
+	fs, err := w.fileIO(ctx, p)
+	if err != nil {
+		return out, err
+	}
+	mem := memory.DefaultAllocator
+	conf, err := schema.NewConformer(p.schema, w.input.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
+	if err != nil {
+		return out, err
+	}
+	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
+	if err != nil {
+		return out, err
+	}
+	if err := ctx.Err(); err != nil {
+		return out, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+	}
+
+	opID := uuid.New().String()
+	var fileSeq atomic.Int64
+	type slot struct {
+		w      *parquet.Writer
+		values map[int]any
+		path   string
+	}
+	slots := map[string]*slot{}
+	var order []*slot
+	newSlot := func(key string, values map[int]any) *slot {
+		dir := p.location + "/data"
+		if rel := partitionPath(p.spec, p.schema, values); rel != "" {
+			dir += "/" + rel
+		}
+		s := &slot{values: values}
+		s.w = parquet.NewWriter(ctx, fs, conf.Schema(), pqOpts, func() string {
+			return fmt.Sprintf("%s/%05d-%s.parquet", dir, fileSeq.Add(1), opID)
+		})
+		slots[key] = s
+		order = append(order, s)
+		return s
+	}
+	// An unpartitioned write spreads batches over one writer per core so
+	// encoding runs on all of them.
+	var rr []*slot
+	if p.spec.IsUnpartitioned() {
+		for i := range max(1, runtime.GOMAXPROCS(0)) {
+			rr = append(rr, newSlot(fmt.Sprint(i), nil))
+		}
+	}
+	abort := func() {
+		var paths []string
+		for _, s := range order {
+			paths = append(paths, s.w.Abort()...)
+		}
+		w.deleteFiles(context.WithoutCancel(ctx), p, paths)
+	}
+
+	var n int
+	for w.input.Next() {
+		if err := ctx.Err(); err != nil {
+			abort()
+			return out, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		}
+		rec := w.input.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		w.prog.Rows.Add(rec.NumRows())
+		c, err := conf.Conform(rec)
+		if err != nil {
+			abort()
+			return out, err
+		}
+		if rr != nil {
+			err = rr[n%len(rr)].w.Write(c)
+			n++
+		} else {
+			var parts []transform.Partition
+			parts, err = transform.Split(c, p.spec, p.schema, mem)
+			for _, part := range parts {
+				if err == nil {
+					s := slots[part.Key]
+					if s == nil {
+						s = newSlot(part.Key, part.Values)
+					}
+					err = s.w.Write(part.Record)
+				}
+				part.Record.Release()
+			}
+		}
+		c.Release()
+		if err != nil {
+			abort()
+			return out, err
+		}
+		var b int64
+		for _, s := range order {
+			b += s.w.BytesWritten()
+		}
+		w.prog.Bytes.Store(b)
+	}
+	if err := w.input.Err(); err != nil {
+		abort()
+		return out, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
+	}
+
+	var closeErr error
+	for _, s := range order {
+		files, err := s.w.Close()
+		closeErr = errors.Join(closeErr, err)
+		for _, f := range files {
+			out.paths = append(out.paths, f.Path)
+			if err != nil {
+				continue
+			}
+			df, err := dataFile(p.spec, f, s.values)
+			if err != nil {
+				closeErr = errors.Join(closeErr, err)
+				continue
+			}
+			out.files = append(out.files, df)
+			out.rows += f.Rows
+			out.bytes += f.Size
+			w.prog.Files.Add(1)
+		}
+	}
+	if closeErr == nil {
+		closeErr = ctx.Err()
+	}
+	if closeErr != nil {
+		w.deleteFiles(context.WithoutCancel(ctx), p, out.paths)
+		if errors.Is(closeErr, context.Canceled) {
+			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, closeErr)
+		}
+		return written{}, closeErr
+	}
+	return out, nil
+}
+
+func dataFile(spec iceberg.PartitionSpec, f parquet.File, values map[int]any) (iceberg.DataFile, error) {
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, values, nil, nil, f.Rows, f.Size)
+	if err != nil {
+		return nil, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, f.Path, err)
+	}
+	b.ColumnSizes(f.ColumnSizes).ValueCounts(f.ValueCounts).NullValueCounts(f.NullCounts).
+		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets)
+	if len(f.NaNCounts) > 0 {
+		b.NaNValueCounts(f.NaNCounts)
+	}
+	return b.Build(), nil
+}
+
+// partitionPath is the Hive-style folder of a partition: name=value/...
+func partitionPath(spec iceberg.PartitionSpec, sc *iceberg.Schema, values map[int]any) string {
+	if spec.IsUnpartitioned() {
+		return ""
+	}
+	var parts []string
+	for _, f := range spec.Fields() {
+		v := "null"
+		if val := values[f.FieldID]; val != nil {
+			v = f.Transform.ToHumanStr(val)
+		}
+		parts = append(parts, url.QueryEscape(f.Name)+"="+url.QueryEscape(v))
+	}
+	return strings.Join(parts, "/")
+}
+
+func (w *writer) deleteFiles(ctx context.Context, p *plan, paths []string) {
+	if len(paths) == 0 {
+		return
+	}
+	fs, err := w.fileIO(ctx, p)
+	if err != nil {
+		return
+	}
+	for _, path := range paths {
+		_ = fs.Remove(path)
+	}
+}
+
+// snapshotProps are the summary properties every write adds.
+func (w *writer) snapshotProps(p *plan) iceberg.Properties {
+	props := iceberg.Properties{"engine-name": EngineName, "engine-version": Version}
+	maps.Copy(props, p.eff.SnapshotProps)
+	return props
+}
+
+// captureCatalog stands in for the catalog while iceberg-go's snapshot
+// producer runs: it keeps the updates instead of committing them, so the
+// core can commit them itself (atomic create/replace, its own retries).
+type captureCatalog struct {
+	base    table.Metadata
+	loc     string
+	reqs    []table.Requirement
+	updates []table.Update
+}
+
+func (c *captureCatalog) LoadTable(context.Context, table.Identifier) (*table.Table, error) {
+	return nil, fmt.Errorf("%w: staged table cannot be loaded", errs.ErrCommitConflict)
+}
+
+func (c *captureCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	c.reqs, c.updates = reqs, updates
+	m, err := table.UpdateTableMetadata(c.base, updates, c.loc)
+	return m, c.loc, err
+}
+
+// stageAppend produces the updates that add files as one append snapshot
+// on top of base.
+func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, baseLoc string, wr written) ([]table.Requirement, []table.Update, error) {
+	if len(wr.files) == 0 {
+		return nil, nil, nil
+	}
+	props := maps.Clone(map[string]string(w.cat.Props))
+	maps.Copy(props, base.Properties())
+	cc := &captureCatalog{base: base, loc: baseLoc}
+	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
+	tx := staged.NewTransaction()
+	if err := tx.AddDataFiles(ctx, wr.files, w.snapshotProps(p)); err != nil {
+		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
+	}
+	return cc.reqs, cc.updates, nil
+}
+
+func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.Table, error) {
+	t, err := w.cat.LoadTable(ctx, w.ident)
+	if err != nil {
+		return nil, err
+	}
+	if len(wr.files) == 0 {
+		return t, nil
+	}
+	if err := checkSchemaUnchanged(t.Metadata(), p); err != nil {
+		return nil, err
+	}
+	reqs, updates, err := w.stageAppend(ctx, p, t.Metadata(), t.MetadataLocation(), wr)
+	if err != nil {
+		return nil, err
+	}
+	return w.publish(ctx, reqs, updates)
+}
+
+// checkSchemaUnchanged makes a retried append fail cleanly when a concurrent
+// change removed the schema or spec its files were written against.
+func checkSchemaUnchanged(m table.Metadata, p *plan) error {
+	if m.PartitionSpecByID(p.spec.ID()) == nil {
+		return fmt.Errorf("%w: partition spec %d was removed concurrently", errs.ErrValidation, p.spec.ID())
+	}
+	if m.CurrentSchema().ID != p.schema.ID {
+		return fmt.Errorf("%w: the table schema changed concurrently (schema %d, written against %d)", errs.ErrValidation, m.CurrentSchema().ID, p.schema.ID)
+	}
+	return nil
+}
+
+func (w *writer) publish(ctx context.Context, reqs []table.Requirement, updates []table.Update) (*table.Table, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+	}
+	// From here the commit runs to its end: a cancel arriving now must not
+	// leave its outcome unknown.
+	if _, _, err := w.cat.CommitTable(context.WithoutCancel(ctx), w.ident, reqs, updates); err != nil {
+		return nil, err
+	}
+	return w.cat.LoadTable(context.WithoutCancel(ctx), w.ident)
+}
+
+// commitCreate creates the table and its first snapshot in one catalog
+// commit, so no reader sees a created-but-empty table.
+func (w *writer) commitCreate(ctx context.Context, p *plan, wr written) (*table.Table, error) {
+	if err := w.ensureNamespace(ctx); err != nil {
+		return nil, err
+	}
+	base, updates, err := p.shape.stage(nil, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := sameShape(base, p); err != nil {
+		return nil, err
+	}
+	_, snapUpdates, err := w.stageAppend(ctx, p, base, "", wr)
+	if err != nil {
+		return nil, err
+	}
+	return w.publish(ctx, []table.Requirement{table.AssertCreate()}, append(updates, snapUpdates...))
+}
+
+// commitReplace replaces schema, spec, properties and main's data in one
+// commit, keeping the table's history (REPLACE TABLE AS SELECT).
+func (w *writer) commitReplace(ctx context.Context, p *plan, wr written) (*table.Table, error) {
+	t, err := w.cat.LoadTable(ctx, w.ident)
+	if err != nil {
+		return nil, err
+	}
+	old := t.Metadata()
+	base, updates, err := p.shape.stage(old, t.MetadataLocation())
+	if err != nil {
+		return nil, err
+	}
+	if err := sameShape(base, p); err != nil {
+		return nil, err
+	}
+	_, snapUpdates, err := w.stageAppend(ctx, p, base, t.MetadataLocation(), wr)
+	if err != nil {
+		return nil, err
+	}
+	var mainID *int64
+	if sn := old.SnapshotByName(table.MainBranch); sn != nil {
+		mainID = &sn.SnapshotID
+	}
+	reqs := []table.Requirement{table.AssertTableUUID(old.TableUUID()), table.AssertRefSnapshotID(table.MainBranch, mainID)}
+	return w.publish(ctx, reqs, append(updates, snapUpdates...))
+}
+
+func (w *writer) ensureNamespace(ctx context.Context) error {
+	ns := table.Identifier(w.id.Namespace)
+	for _, part := range ns {
+		if strings.Contains(part, ".") {
+			return fmt.Errorf("%w: namespace part %q contains a dot", errs.ErrInvalidArgument, part)
+		}
+	}
+	ok, err := w.cat.CheckNamespaceExists(ctx, ns)
+	if err != nil {
+		return mapCatalogErr(err, w.id)
+	}
+	if ok {
+		return nil
+	}
+	if err := w.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
+		return mapCatalogErr(err, w.id)
+	}
+	return nil
+}
+
+var _ arrow.Record = nil

@@ -1,0 +1,139 @@
+package parquet
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+)
+
+const (
+	benchRows  = 1 << 20
+	benchBatch = 131072
+)
+
+// discardFS counts the bytes written and keeps nothing.
+type discardFS struct{ memFS }
+
+type discardFile struct{}
+
+func (*discardFS) Create(string) (icebergio.FileWriter, error) { return discardFile{}, nil }
+
+func (discardFile) Write(p []byte) (int, error)         { return len(p), nil }
+func (discardFile) ReadFrom(r io.Reader) (int64, error) { return io.Copy(io.Discard, r) }
+func (discardFile) Close() error                        { return nil }
+
+var lineitem struct {
+	once   sync.Once
+	schema *arrow.Schema
+	recs   []arrow.RecordBatch
+}
+
+// lineitemBatches generates benchRows rows shaped like TPC-H lineitem.
+func lineitemBatches(b testing.TB) (*arrow.Schema, []arrow.RecordBatch) {
+	lineitem.once.Do(func() {
+		dec := iceberg.DecimalTypeOf(15, 2)
+		str, i64, date := iceberg.PrimitiveTypes.String, iceberg.PrimitiveTypes.Int64, iceberg.PrimitiveTypes.Date
+		names := []string{"l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice",
+			"l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate", "l_commitdate", "l_receiptdate",
+			"l_shipinstruct", "l_shipmode", "l_comment"}
+		types := []iceberg.Type{i64, i64, i64, iceberg.PrimitiveTypes.Int32, dec, dec, dec, dec, str, str, date, date, date, str, str, str}
+		fields := make([]iceberg.NestedField, len(names))
+		for i := range names {
+			fields[i] = iceberg.NestedField{ID: i + 1, Name: names[i], Type: types[i], Required: true}
+		}
+		sc := arrowSchema(b, iceberg.NewSchema(0, fields...))
+		words := strings.Fields("furiously regular deposits sleep carefully final packages across the ironic accounts haggle blithely quickly express pinto beans")
+		r := rand.New(rand.NewPCG(42, 42))
+		for start := 0; start < benchRows; start += benchBatch {
+			rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+			for i := start; i < start+benchBatch; i++ {
+				rb.Field(0).(*array.Int64Builder).Append(int64(i/4 + 1))
+				rb.Field(1).(*array.Int64Builder).Append(r.Int64N(200000) + 1)
+				rb.Field(2).(*array.Int64Builder).Append(r.Int64N(10000) + 1)
+				rb.Field(3).(*array.Int32Builder).Append(int32(i%7 + 1))
+				q := r.Int64N(50) + 1
+				rb.Field(4).(*array.Decimal128Builder).Append(decimal128.FromI64(q * 100))
+				rb.Field(5).(*array.Decimal128Builder).Append(decimal128.FromI64(q * (r.Int64N(200000) + 90000)))
+				rb.Field(6).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(11)))
+				rb.Field(7).(*array.Decimal128Builder).Append(decimal128.FromI64(r.Int64N(9)))
+				rb.Field(8).(*array.StringBuilder).Append([]string{"A", "N", "R"}[r.IntN(3)])
+				rb.Field(9).(*array.StringBuilder).Append([]string{"O", "F"}[r.IntN(2)])
+				d := arrow.Date32(8035 + r.IntN(2526))
+				rb.Field(10).(*array.Date32Builder).Append(d)
+				rb.Field(11).(*array.Date32Builder).Append(d + arrow.Date32(r.IntN(60)-30))
+				rb.Field(12).(*array.Date32Builder).Append(d + arrow.Date32(r.IntN(30)+1))
+				rb.Field(13).(*array.StringBuilder).Append([]string{"DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"}[r.IntN(4)])
+				rb.Field(14).(*array.StringBuilder).Append([]string{"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"}[r.IntN(7)])
+				var sb strings.Builder
+				for range 3 + r.IntN(4) {
+					sb.WriteString(words[r.IntN(len(words))])
+					sb.WriteByte(' ')
+				}
+				rb.Field(15).(*array.StringBuilder).Append(sb.String())
+			}
+			lineitem.recs = append(lineitem.recs, rb.NewRecordBatch())
+			rb.Release()
+		}
+		lineitem.schema = sc
+	})
+	return lineitem.schema, lineitem.recs
+}
+
+// BenchmarkWriteLineitem writes 1Mi lineitem-like rows with zstd through
+// one Writer, and through two Writers fed alternately from one goroutine.
+func BenchmarkWriteLineitem(b *testing.B) {
+	sc, recs := lineitemBatches(b)
+	for _, writers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			var size int64
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				ws := make([]*Writer, writers)
+				for i := range ws {
+					ws[i] = NewWriter(b.Context(), &discardFS{}, sc, Options{Codec: "zstd"}, pathGen(fmt.Sprint("w", i)))
+				}
+				for i, rec := range recs {
+					if err := ws[i%writers].Write(rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				size = 0
+				for _, w := range ws {
+					files, err := w.Close()
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, f := range files {
+						size += f.Size
+					}
+				}
+			}
+			// The machine is shared, so also report rows per CPU-second of
+			// this process, which other load does not distort.
+			b.ReportMetric(float64(benchRows)*float64(b.N)/(cpuSeconds()-cpu0), "rows/cpu-s")
+			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(size), "file-bytes")
+		})
+	}
+}
+
+// cpuSeconds is the user+system CPU time of this process.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}

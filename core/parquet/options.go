@@ -1,0 +1,179 @@
+// Package parquet writes Arrow record batches into rolling Parquet data files
+// and computes the column metrics an Iceberg DataFile carries (sizes, value,
+// null and NaN counts, lower/upper bounds, split offsets).
+package parquet
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// Table property keys read by OptionsFromProperties.
+const (
+	PropCompressionCodec = "write.parquet.compression-codec"
+	PropCompressionLevel = "write.parquet.compression-level"
+	PropTargetFileSize   = "write.target-file-size-bytes"
+	PropRowGroupBytes    = "write.parquet.row-group-size-bytes"
+	PropPageBytes        = "write.parquet.page-size-bytes"
+	PropDictPageBytes    = "write.parquet.dict-size-bytes"
+)
+
+// Defaults, equal to Iceberg Java's.
+const (
+	DefaultTargetFileSize      int64 = 512 << 20
+	DefaultCodec                     = "zstd"
+	DefaultRowGroupBytes       int64 = 128 << 20
+	DefaultPageBytes           int64 = 1 << 20
+	DefaultDictionaryPageBytes int64 = 2 << 20
+)
+
+// Options configures a Writer. Zero values mean the defaults above.
+type Options struct {
+	// TargetFileSize rolls to a new file once the bytes written to the current
+	// file (including its buffered row group) reach it.
+	TargetFileSize int64
+	// Codec is one of zstd (default), snappy, gzip, brotli, lz4 (written as
+	// Parquet LZ4_RAW), uncompressed or none.
+	Codec string
+	// Level is the compression level; nil means the codec's default.
+	Level               *int
+	RowGroupBytes       int64
+	PageBytes           int64
+	DictionaryPageBytes int64
+}
+
+// codecInfo describes one accepted codec name.
+type codecInfo struct {
+	codec    compress.Compression
+	minLevel int
+	maxLevel int
+	levels   bool
+}
+
+// codecs maps the Iceberg codec names to Parquet codecs. "lz4" is LZ4_RAW:
+// the Hadoop-framed LZ4 codec is deprecated by the Parquet format, and
+// LZ4_RAW is what pyarrow writes for "lz4" and what parquet-java >= 1.12.3
+// (Spark 3.3+) and DuckDB read.
+var codecs = map[string]codecInfo{
+	"zstd":         {compress.Codecs.Zstd, 1, 22, true},
+	"snappy":       {compress.Codecs.Snappy, 0, 0, false},
+	"gzip":         {compress.Codecs.Gzip, 0, 9, true},
+	"brotli":       {compress.Codecs.Brotli, 0, 11, true},
+	"lz4":          {compress.Codecs.Lz4Raw, 0, 0, false},
+	"uncompressed": {compress.Codecs.Uncompressed, 0, 0, false},
+	"none":         {compress.Codecs.Uncompressed, 0, 0, false},
+}
+
+// OptionsFromProperties reads Options from Iceberg table properties (or write
+// options already merged into the same keys). Missing keys keep the
+// defaults; malformed values are errors wrapping errs.ErrInvalidArgument.
+func OptionsFromProperties(props map[string]string) (Options, error) {
+	var o Options
+	if v, ok := props[PropCompressionCodec]; ok {
+		o.Codec = v
+	}
+	if v, ok := props[PropCompressionLevel]; ok && strings.TrimSpace(v) != "" {
+		l, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return Options{}, fmt.Errorf("%s=%q: not an integer: %w", PropCompressionLevel, v, errs.ErrInvalidArgument)
+		}
+		o.Level = &l
+	}
+	sizes := []struct {
+		key string
+		dst *int64
+	}{
+		{PropTargetFileSize, &o.TargetFileSize},
+		{PropRowGroupBytes, &o.RowGroupBytes},
+		{PropPageBytes, &o.PageBytes},
+		{PropDictPageBytes, &o.DictionaryPageBytes},
+	}
+	for _, s := range sizes {
+		v, ok := props[s.key]
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n <= 0 {
+			return Options{}, fmt.Errorf("%s=%q: want a positive integer: %w", s.key, v, errs.ErrInvalidArgument)
+		}
+		*s.dst = n
+	}
+	if _, err := o.resolve(); err != nil {
+		return Options{}, err
+	}
+	return o, nil
+}
+
+// resolved holds Options with defaults applied and the codec looked up.
+type resolved struct {
+	Options
+	codec compress.Compression
+	level int
+}
+
+// resolve applies defaults and validates the codec and level.
+func (o Options) resolve() (resolved, error) {
+	r := resolved{Options: o, level: compress.DefaultCompressionLevel}
+	if r.TargetFileSize <= 0 {
+		r.TargetFileSize = DefaultTargetFileSize
+	}
+	if r.RowGroupBytes <= 0 {
+		r.RowGroupBytes = DefaultRowGroupBytes
+	}
+	if r.PageBytes <= 0 {
+		r.PageBytes = DefaultPageBytes
+	}
+	if r.DictionaryPageBytes <= 0 {
+		r.DictionaryPageBytes = DefaultDictionaryPageBytes
+	}
+	name := strings.ToLower(strings.TrimSpace(o.Codec))
+	if name == "" {
+		name = DefaultCodec
+	}
+	info, ok := codecs[name]
+	if !ok {
+		return resolved{}, fmt.Errorf("%s: unknown codec %q (want zstd, snappy, gzip, brotli, lz4, uncompressed or none): %w",
+			PropCompressionCodec, o.Codec, errs.ErrInvalidArgument)
+	}
+	r.Codec, r.codec = name, info.codec
+	if o.Level != nil {
+		l := *o.Level
+		if !info.levels {
+			return resolved{}, fmt.Errorf("%s=%d: codec %q takes no compression level: %w",
+				PropCompressionLevel, l, name, errs.ErrInvalidArgument)
+		}
+		if l < info.minLevel || l > info.maxLevel {
+			return resolved{}, fmt.Errorf("%s=%d: codec %q takes levels %d to %d: %w",
+				PropCompressionLevel, l, name, info.minLevel, info.maxLevel, errs.ErrInvalidArgument)
+		}
+		r.level = l
+	}
+	return r, nil
+}
+
+// writerProps builds the Parquet writer properties for one file; noDict
+// lists column paths whose dictionary encoding is switched off.
+func (r resolved) writerProps(noDict []string) *pq.WriterProperties {
+	opts := []pq.WriterProperty{
+		pq.WithCompression(r.codec),
+		pq.WithCompressionLevel(r.level),
+		pq.WithDataPageSize(r.PageBytes),
+		pq.WithDictionaryPageSizeLimit(r.DictionaryPageBytes),
+		pq.WithStoreDecimalAsInteger(true),
+		pq.WithDataPageVersion(pq.DataPageV1),
+		pq.WithVersion(pq.V2_LATEST),
+		// Rows per row group are bounded by bytes (RowGroupBytes), not by count.
+		pq.WithMaxRowGroupLength(1 << 40),
+	}
+	for _, p := range noDict {
+		opts = append(opts, pq.WithDictionaryFor(p, false))
+	}
+	return pq.NewWriterProperties(opts...)
+}

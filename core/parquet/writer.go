@@ -1,0 +1,451 @@
+package parquet
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	icebergio "github.com/apache/iceberg-go/io"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// File describes one written data file and the metrics of an Iceberg
+// DataFile. Metric maps are keyed by Iceberg field id (leaf columns).
+type File struct {
+	Path string
+	Rows int64
+	Size int64
+
+	ColumnSizes, ValueCounts, NullCounts, NaNCounts map[int]int64
+	// Lower and Upper are Iceberg single-value serialisations (spec
+	// Appendix D). Strings and binary are truncated to 16 code points or
+	// bytes; an upper bound that cannot be incremented is left out. Values in
+	// lists and maps have no bounds.
+	Lower, Upper map[int][]byte
+	// SplitOffsets are the row groups' start offsets, ascending.
+	SplitOffsets []int64
+}
+
+const (
+	queueLen = 2
+	// bufferBytes batches the many small page writes into larger FileIO writes.
+	bufferBytes = 1 << 20
+	// Rows per slice handed to the encoder: the file and row group sizes
+	// are checked between slices.
+	firstSliceRows = 4096
+	minSliceRows   = 128
+	maxSliceRows   = 65536
+)
+
+// Writer writes the record batches of one partition into rolling Parquet
+// files. Encoding runs on one goroutine per Writer fed by a short queue, so
+// several Writers used from one goroutine encode in parallel. Write, Close
+// and Abort are called from one goroutine; BytesWritten from any. Every
+// Writer must end with Close or Abort, which wait for its goroutine.
+type Writer struct {
+	ctx     context.Context
+	fs      icebergio.WriteFileIO
+	schema  *arrow.Schema
+	opts    resolved
+	optErr  error
+	newPath func() string
+	floats  bool
+
+	queue     chan arrow.RecordBatch
+	stop      chan struct{}
+	done      chan struct{}
+	started   bool
+	finished  bool
+	closeOnce sync.Once
+
+	bytes atomic.Int64
+
+	// Owned by the encoding goroutine; read by the caller after done closes.
+	files     []File
+	paths     []string
+	cur       *openFile
+	doneBytes int64
+	perRow    float64 // encoded bytes per row of the last finished file
+	err       error
+}
+
+// openFile is the file being written.
+type openFile struct {
+	path        string
+	out         icebergio.FileWriter
+	buf         *bufio.Writer
+	cnt         *countingWriter
+	fw          *pqarrow.FileWriter
+	nan         map[int]int64
+	rows        int64
+	rgRows      int64 // rows in the buffered row group
+	flushedRows int64 // rows in row groups already written out
+	newRowGroup bool
+}
+
+// countingWriter counts the bytes handed to the file. It deliberately has
+// no Close so that the Parquet writer leaves closing to the Writer.
+type countingWriter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	if err != nil {
+		return n, fmt.Errorf("%w: %w", errs.ErrIO, err)
+	}
+	return n, nil
+}
+
+// NewWriter returns a Writer for batches of schema, which must carry Iceberg
+// field ids in "PARQUET:field_id" field metadata. newPath names each new
+// file. Invalid opts are reported by the first Write and by Close.
+func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Schema, opts Options, newPath func() string) *Writer {
+	r, err := opts.resolve()
+	w := &Writer{
+		ctx: ctx, fs: fs, schema: schema, opts: r, optErr: err, newPath: newPath,
+		queue: make(chan arrow.RecordBatch, queueLen),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	for _, f := range schema.Fields() {
+		w.floats = w.floats || hasFloat(f.Type)
+	}
+	return w
+}
+
+// BytesWritten is the number of bytes written so far, counting the
+// buffered row group of the open file. It is safe from any goroutine.
+func (w *Writer) BytesWritten() int64 { return w.bytes.Load() }
+
+// Write queues rec for encoding, retaining it until it is written. It
+// blocks while the queue is full and returns the encoder's error, if any.
+func (w *Writer) Write(rec arrow.RecordBatch) error {
+	if w.optErr != nil {
+		return w.optErr
+	}
+	if w.finished {
+		return fmt.Errorf("parquet writer: write after Close or Abort: %w", errs.ErrInvalidArgument)
+	}
+	if !rec.Schema().Equal(w.schema) {
+		return fmt.Errorf("parquet writer: batch schema %s does not match writer schema %s: %w",
+			rec.Schema(), w.schema, errs.ErrInvalidArgument)
+	}
+	if !w.started {
+		w.started = true
+		go w.run()
+	}
+	select {
+	case <-w.done:
+		return w.doneErr()
+	default:
+	}
+	rec.Retain()
+	select {
+	case w.queue <- rec:
+		return nil
+	case <-w.done:
+		rec.Release()
+		return w.doneErr()
+	case <-w.ctx.Done():
+		rec.Release()
+		return fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, w.ctx.Err())
+	}
+}
+
+func (w *Writer) doneErr() error {
+	if w.err != nil {
+		return w.err
+	}
+	return fmt.Errorf("parquet writer: aborted: %w", errs.ErrCancelled)
+}
+
+// Close writes what is queued, closes the open file and returns every file
+// written. On error it also returns the files that exist (partial ones with
+// only Path set) so that the caller can delete them.
+func (w *Writer) Close() ([]File, error) {
+	if w.optErr != nil {
+		return nil, w.optErr
+	}
+	w.shutdown(false)
+	if w.err == nil {
+		return w.files, nil
+	}
+	out := append([]File(nil), w.files...)
+	for _, p := range w.paths[len(w.files):] {
+		out = append(out, File{Path: p})
+	}
+	return out, w.err
+}
+
+// Abort stops encoding, closes the open file without finishing it and
+// returns the paths of all files created, for the caller to delete.
+func (w *Writer) Abort() []string {
+	w.shutdown(true)
+	return append([]string(nil), w.paths...)
+}
+
+// shutdown ends the goroutine (after the queue drains unless abort) and
+// releases batches left in the queue.
+func (w *Writer) shutdown(abort bool) {
+	w.finished = true
+	if !w.started {
+		return
+	}
+	w.closeOnce.Do(func() {
+		if abort {
+			close(w.stop)
+		}
+		close(w.queue)
+	})
+	<-w.done
+	for rec := range w.queue {
+		rec.Release()
+	}
+}
+
+// run is the encoding goroutine.
+func (w *Writer) run() {
+	defer close(w.done)
+	defer func() {
+		if r := recover(); r != nil {
+			w.err = fmt.Errorf("parquet writer: internal error: %v", r)
+			w.discard()
+		}
+	}()
+	for {
+		select {
+		case <-w.stop:
+			w.discard()
+			return
+		case rec, ok := <-w.queue:
+			if !ok {
+				select {
+				case <-w.stop:
+					w.discard()
+					return
+				default:
+				}
+				// A cancelled write must not leave a finished file behind.
+				if err := w.ctx.Err(); err != nil {
+					w.err = fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, err)
+					w.discard()
+					return
+				}
+				if err := w.finishFile(); err != nil {
+					w.err = err
+					w.discard()
+				}
+				return
+			}
+			err := w.writeBatch(rec)
+			rec.Release()
+			if err != nil {
+				w.err = err
+				w.discard()
+				return
+			}
+		}
+	}
+}
+
+// writeBatch encodes rec in slices, starting row groups and files as the
+// bytes written reach their limits.
+func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
+	if err := w.ctx.Err(); err != nil {
+		return fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, err)
+	}
+	n := rec.NumRows()
+	prior := w.perRow
+	if prior == 0 {
+		prior = arrowBytesPerRow(rec)
+	}
+	for off := int64(0); off < n; {
+		select {
+		case <-w.stop:
+			return fmt.Errorf("parquet writer: aborted: %w", errs.ErrCancelled)
+		default:
+		}
+		if w.cur == nil {
+			if err := w.openFile(rec, off); err != nil {
+				return err
+			}
+		}
+		size := min(w.sliceRows(prior), n-off)
+		sl := rec.NewSlice(off, off+size)
+		err := w.cur.write(sl, w.floats)
+		sl.Release()
+		if err != nil {
+			return fmt.Errorf("parquet writer: writing %s: %w", w.cur.path, err)
+		}
+		off += size
+		est, rg := w.estimate()
+		if rg >= w.opts.RowGroupBytes {
+			w.cur.newRowGroup = true
+		}
+		w.bytes.Store(w.doneBytes + est)
+		if est >= w.opts.TargetFileSize {
+			if err := w.finishFile(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// estimate returns the expected size of the open file and of its buffered
+// row group. The compressed bytes of the row group lag behind, since pages
+// still being filled and dictionaries are not counted until cut, so the
+// row group is also sized by its rows times the bytes per row of the row
+// groups already flushed (or of the previous file), whichever is larger.
+func (w *Writer) estimate() (file, rowGroup int64) {
+	c := w.cur
+	rowGroup = c.fw.RowGroupTotalCompressedBytes()
+	perRow := w.perRow
+	if c.flushedRows > 0 {
+		perRow = float64(c.cnt.n) / float64(c.flushedRows)
+	}
+	rowGroup = max(rowGroup, int64(float64(c.rgRows)*perRow))
+	return c.cnt.n + rowGroup, rowGroup
+}
+
+// sliceRows sizes the next slice so that it roughly fills what is left of
+// the row group or file. Bytes per row are the larger of the open file's
+// estimated bytes per row so far and prior.
+func (w *Writer) sliceRows(prior float64) int64 {
+	c := w.cur
+	est, rg := w.estimate()
+	perRow := prior
+	if c.rows > 0 {
+		perRow = max(perRow, float64(est)/float64(c.rows))
+	}
+	if perRow <= 0 {
+		return firstSliceRows
+	}
+	left := min(w.opts.RowGroupBytes-rg, w.opts.TargetFileSize-est)
+	rows := int64(float64(left) / perRow)
+	return max(minSliceRows, min(maxSliceRows, rows))
+}
+
+// arrowBytesPerRow is the in-memory size of rec's rows, the prior for the
+// first file before any encoded size is known.
+func arrowBytesPerRow(rec arrow.RecordBatch) float64 {
+	var n uint64
+	for _, c := range rec.Columns() {
+		n += c.Data().SizeInBytes()
+	}
+	return float64(n) / float64(max(rec.NumRows(), 1))
+}
+
+func (f *openFile) write(rec arrow.RecordBatch, floats bool) error {
+	if f.newRowGroup {
+		f.newRowGroup = false
+		if err := f.fw.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+		f.flushedRows += f.rgRows
+		f.rgRows = 0
+	}
+	if err := f.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	f.rows += rec.NumRows()
+	f.rgRows += rec.NumRows()
+	if floats {
+		for i, fld := range rec.Schema().Fields() {
+			if hasFloat(fld.Type) {
+				countNaN(fld, rec.Column(i), nil, f.nan)
+			}
+		}
+	}
+	return nil
+}
+
+// openFile creates the next file; rec from row off is the sample for the
+// dictionary decision.
+func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
+	path := w.newPath()
+	out, err := w.fs.Create(path)
+	if err != nil {
+		return fmt.Errorf("parquet writer: creating %s: %w: %w", path, errs.ErrIO, err)
+	}
+	w.paths = append(w.paths, path)
+	sample := rec.NewSlice(off, min(rec.NumRows(), off+dictSampleMax))
+	noDict := noDictionaryColumns(sample, w.opts)
+	sample.Release()
+
+	buf := bufio.NewWriterSize(out, bufferBytes)
+	cnt := &countingWriter{w: buf}
+	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
+	w.cur = f
+	fw, err := pqarrow.NewFileWriter(w.schema, cnt, w.opts.writerProps(noDict), pqarrow.DefaultWriterProps())
+	if err != nil {
+		return fmt.Errorf("parquet writer: %s: %w", path, err)
+	}
+	f.fw = fw
+	for _, fld := range w.schema.Fields() {
+		floatIDs(fld, f.nan)
+	}
+	return nil
+}
+
+// finishFile writes the footer of the open file, closes it and records its
+// metrics.
+func (w *Writer) finishFile() error {
+	c := w.cur
+	if c == nil {
+		return nil
+	}
+	if err := c.fw.Close(); err != nil {
+		return fmt.Errorf("parquet writer: closing %s: %w", c.path, withIO(err))
+	}
+	meta, err := c.fw.FileMetadata()
+	if err != nil {
+		return fmt.Errorf("parquet writer: footer of %s: %w", c.path, err)
+	}
+	if err := c.buf.Flush(); err != nil {
+		return fmt.Errorf("parquet writer: writing %s: %w: %w", c.path, errs.ErrIO, err)
+	}
+	w.cur = nil
+	if err := c.out.Close(); err != nil {
+		return fmt.Errorf("parquet writer: closing %s: %w: %w", c.path, errs.ErrIO, err)
+	}
+	f := File{Path: c.path, Size: c.cnt.n, NaNCounts: c.nan}
+	if err := footerMetrics(meta, &f); err != nil {
+		return fmt.Errorf("parquet writer: metrics of %s: %w", c.path, err)
+	}
+	w.files = append(w.files, f)
+	w.doneBytes += f.Size
+	if f.Rows > 0 {
+		w.perRow = float64(f.Size) / float64(f.Rows)
+	}
+	w.bytes.Store(w.doneBytes)
+	return nil
+}
+
+// discard closes the open file without finishing it; its path stays listed.
+func (w *Writer) discard() {
+	if c := w.cur; c != nil {
+		w.cur = nil
+		_ = c.out.Close()
+	}
+}
+
+// withIO marks an error as an I/O error unless it already has a kind.
+func withIO(err error) error {
+	if errs.StatusOf(err) != errs.StatusUnknown {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", errs.ErrIO, err)
+}

@@ -1,0 +1,133 @@
+// Package request defines the one document that describes an operation.
+// Python and C callers build it as JSON; Decode validates it once.
+package request
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// Operations.
+const (
+	OpCreate          = "create"
+	OpReplace         = "replace"
+	OpCreateOrReplace = "createOrReplace"
+	OpAppend          = "append"
+	OpSnapshots       = "snapshots"
+	OpDropTable       = "drop_table"
+	OpListTables      = "list_tables"
+	OpTableInfo       = "table_info"
+	OpScan            = "scan"
+	// OpPanic panics on purpose; it runs only when the session has test.hooks=true.
+	OpPanic = "__panic"
+)
+
+var ops = map[string]bool{
+	OpCreate: true, OpReplace: true, OpCreateOrReplace: true, OpAppend: true,
+	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: true,
+}
+
+// IsWrite reports whether op takes input data.
+func IsWrite(op string) bool {
+	switch op {
+	case OpCreate, OpReplace, OpCreateOrReplace, OpAppend:
+		return true
+	}
+	return false
+}
+
+// PartitionField is one partitionedBy entry.
+type PartitionField struct {
+	Transform string `json:"transform"`
+	Column    string `json:"column"`
+}
+
+// Request describes one operation.
+type Request struct {
+	Op          string            `json:"op"`
+	Table       string            `json:"table"`
+	Namespace   string            `json:"namespace,omitempty"`
+	PartitionBy []PartitionField  `json:"partition_by,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+	Location    string            `json:"location,omitempty"`
+	Options     map[string]string `json:"options,omitempty"`
+	SnapshotID  *int64            `json:"snapshot_id,omitempty"`
+	Columns     []string          `json:"columns,omitempty"`
+}
+
+var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket\[(\d+)\]|truncate\[(\d+)\])$`)
+
+// Decode parses and validates a request document.
+func Decode(doc []byte) (*Request, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	var r Request
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: request document: %v", errs.ErrInvalidArgument, err)
+	}
+	if !ops[r.Op] {
+		return nil, fmt.Errorf("%w: unknown operation %q", errs.ErrInvalidArgument, r.Op)
+	}
+	if r.Op != OpListTables && r.Op != OpPanic && r.Table == "" {
+		return nil, fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
+	}
+	for i, pf := range r.PartitionBy {
+		m := transformRe.FindStringSubmatch(pf.Transform)
+		if m == nil {
+			return nil, fmt.Errorf("%w: partition_by[%d]: unknown transform %q (identity, year, month, day, hour, bucket[N], truncate[W], void)", errs.ErrInvalidArgument, i, pf.Transform)
+		}
+		for _, n := range m[2:] {
+			if n != "" {
+				if v, err := strconv.Atoi(n); err != nil || v <= 0 {
+					return nil, fmt.Errorf("%w: partition_by[%d]: %s needs a positive width", errs.ErrInvalidArgument, i, pf.Transform)
+				}
+			}
+		}
+		if strings.TrimSpace(pf.Column) == "" {
+			return nil, fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
+		}
+	}
+	if len(r.PartitionBy) > 0 && r.Op == OpAppend {
+		return nil, fmt.Errorf("%w: partitionedBy applies to create/replace only; append uses the table's spec", errs.ErrInvalidArgument)
+	}
+	return &r, nil
+}
+
+// Identifier is a parsed [catalog.]namespace.table.
+type Identifier struct {
+	Catalog   string
+	Namespace []string
+	Name      string
+}
+
+func (id Identifier) String() string {
+	return id.Catalog + "." + strings.Join(id.Namespace, ".") + "." + id.Name
+}
+
+// ParseIdentifier splits s; its first part is the catalog when it names one
+// of catalogs, else the default catalog is used.
+func ParseIdentifier(s string, catalogs map[string]bool, defaultCatalog string) (Identifier, error) {
+	parts := strings.Split(s, ".")
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" || p != strings.TrimSpace(p) {
+			return Identifier{}, fmt.Errorf("%w: malformed table identifier %q: empty or padded part (expected [catalog.]namespace.table)", errs.ErrInvalidArgument, s)
+		}
+	}
+	id := Identifier{Catalog: defaultCatalog}
+	if len(parts) >= 3 && catalogs[strings.ToLower(parts[0])] {
+		id.Catalog = strings.ToLower(parts[0])
+		parts = parts[1:]
+	}
+	if len(parts) < 2 {
+		return Identifier{}, fmt.Errorf("%w: malformed table identifier %q: expected [catalog.]namespace.table", errs.ErrInvalidArgument, s)
+	}
+	id.Namespace = parts[:len(parts)-1]
+	id.Name = parts[len(parts)-1]
+	return id, nil
+}

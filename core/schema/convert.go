@@ -1,0 +1,433 @@
+package schema
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// listConv plans a list column from any Arrow list-like input. The result is
+// a list with 32-bit offsets that keeps the input's offset and validity.
+func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListType, out *arrow.ListType) (conv, error) {
+	ep := path + ".element"
+	if err := p.nullability(ep, t.ElementRequired, in.ElemField().Nullable); err != nil {
+		return nil, err
+	}
+	ec, err := p.typ(ep, in.Elem(), t.Element, out.Elem())
+	if err != nil {
+		return nil, err
+	}
+	// offsets returns the 32-bit offsets buffer of the result and the child
+	// array they index.
+	var offsets func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error)
+	switch in.(type) {
+	case *arrow.ListType:
+		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
+			return p.offsetsOf(d), array.MakeFromData(d.Children()[0]), nil
+		}
+	case *arrow.LargeListType:
+		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
+			src := values[int64](d.Buffers()[1])
+			buf, dst := p.alloc32(d.Offset() + d.Len() + 1)
+			for i := d.Offset(); i <= d.Offset()+d.Len() && i < len(src); i++ {
+				if src[i] > math.MaxInt32 {
+					buf.Release()
+					return nil, nil, fmt.Errorf("column '%s': a batch holds more than 2^31-1 list elements; write smaller batches: %w",
+						path, errs.ErrValidation)
+				}
+				dst[i] = int32(src[i])
+			}
+			return buf, array.MakeFromData(d.Children()[0]), nil
+		}
+	case *arrow.FixedSizeListType:
+		width := int64(in.(*arrow.FixedSizeListType).Len())
+		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
+			end := d.Offset() + d.Len()
+			if int64(end)*width > math.MaxInt32 {
+				return nil, nil, fmt.Errorf("column '%s': a batch holds more than 2^31-1 list elements; write smaller batches: %w",
+					path, errs.ErrValidation)
+			}
+			buf, dst := p.alloc32(end + 1)
+			for i := range dst {
+				dst[i] = int32(int64(i) * width)
+			}
+			return buf, array.MakeFromData(d.Children()[0]), nil
+		}
+	case *arrow.ListViewType:
+		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
+			return p.flattenView(path, d, widen(values[int32](d.Buffers()[1])), widen(values[int32](d.Buffers()[2])))
+		}
+	case *arrow.LargeListViewType:
+		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
+			return p.flattenView(path, d, values[int64](d.Buffers()[1]), values[int64](d.Buffers()[2]))
+		}
+	default:
+		return nil, mismatch(path, in, t)
+	}
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		offs, raw, err := offsets(d)
+		if err != nil {
+			return nil, err
+		}
+		defer offs.Release()
+		elems, err := ec(raw)
+		raw.Release()
+		if err != nil {
+			return nil, err
+		}
+		defer elems.Release()
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{elems.Data()}), nil
+	}, nil
+}
+
+// flattenView gathers the elements of a list view in row order so that plain
+// offsets can index them.
+func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64) (*memory.Buffer, arrow.Array, error) {
+	off, n := d.Offset(), d.Len()
+	valid := validity(d)
+	buf, dst := p.alloc32(off + n + 1)
+	var total int64
+	for i := off; i < off+n; i++ {
+		if valid(i) {
+			total += sizes[i]
+		}
+		if total > math.MaxInt32 {
+			buf.Release()
+			return nil, nil, fmt.Errorf("column '%s': a batch holds more than 2^31-1 list elements; write smaller batches: %w",
+				path, errs.ErrValidation)
+		}
+		dst[i+1] = int32(total)
+	}
+	ib := memory.NewResizableBuffer(p.mem)
+	ib.Resize(int(total) * 8)
+	idx := arrow.GetData[int64](ib.Bytes())
+	k := 0
+	for i := off; i < off+n; i++ {
+		if valid(i) {
+			for j := range sizes[i] {
+				idx[k] = starts[i] + j
+				k++
+			}
+		}
+	}
+	indices := array.NewData(arrow.PrimitiveTypes.Int64, int(total), []*memory.Buffer{nil, ib}, nil, 0, 0)
+	ib.Release()
+	defer indices.Release()
+	ia := array.MakeFromData(indices)
+	defer ia.Release()
+	child := array.MakeFromData(d.Children()[0])
+	defer child.Release()
+	taken, err := compute.TakeArray(p.ctx, child, ia)
+	if err != nil {
+		buf.Release()
+		return nil, nil, fmt.Errorf("column '%s': flattening a list view: %v: %w", path, err, errs.ErrValidation)
+	}
+	return buf, taken, nil
+}
+
+// decode replaces dictionary indices by their values.
+func (p *planner) decode(path string, a *array.Dictionary) (arrow.Array, error) {
+	out, err := compute.TakeArray(p.ctx, a.Dictionary(), a.Indices())
+	if err != nil {
+		return nil, fmt.Errorf("column '%s': decoding dictionary: %v: %w", path, err, errs.ErrValidation)
+	}
+	return out, nil
+}
+
+// unitNanos is the length of a time unit in nanoseconds.
+func unitNanos(u arrow.TimeUnit) int64 {
+	switch u {
+	case arrow.Second:
+		return 1_000_000_000
+	case arrow.Millisecond:
+		return 1_000_000
+	case arrow.Microsecond:
+		return 1_000
+	}
+	return 1
+}
+
+// ratio returns the multiplier and divisor from unit from to unit to.
+func ratio(from, to arrow.TimeUnit) (mul, div int64) {
+	f, t := unitNanos(from), unitNanos(to)
+	if f >= t {
+		return f / t, 1
+	}
+	return 1, t / f
+}
+
+// leaf plans the conversion of a primitive Arrow type to the table's Arrow
+// type out; the Iceberg-level compatibility was checked by the caller.
+func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
+	if arrow.TypeEqual(in, out) {
+		return retain, nil
+	}
+	switch it := in.(type) {
+	case *arrow.TimestampType:
+		mul, div := ratio(it.Unit, out.(*arrow.TimestampType).Unit)
+		if mul == 1 && div == 1 {
+			return retype(out), nil // only the time zone spelling differs
+		}
+		return rescaler[int64, int64](p, path, out, mul, div, math.MinInt64, math.MaxInt64), nil
+	case *arrow.Date64Type:
+		return rescaler[int64, int32](p, path, out, 1, 86_400_000, math.MinInt32, math.MaxInt32), nil
+	case *arrow.Time32Type:
+		mul, div := ratio(it.Unit, arrow.Microsecond)
+		return rescaler[int32, int64](p, path, out, mul, div, math.MinInt64, math.MaxInt64), nil
+	case *arrow.Time64Type:
+		mul, div := ratio(it.Unit, arrow.Microsecond)
+		return rescaler[int64, int64](p, path, out, mul, div, math.MinInt64, math.MaxInt64), nil
+	case *arrow.Decimal32Type:
+		return widenDecimal[int32](p, out), nil
+	case *arrow.Decimal64Type:
+		return widenDecimal[int64](p, out), nil
+	case *arrow.Decimal128Type:
+		return retype(out), nil // same scale, wider precision: same unscaled values
+	case *arrow.FixedSizeBinaryType:
+		if ext, ok := out.(arrow.ExtensionType); ok {
+			return func(a arrow.Array) (arrow.Array, error) {
+				return array.NewExtensionArrayWithStorage(ext, a), nil
+			}, nil
+		}
+	}
+	opts := compute.SafeCastOptions(out)
+	return func(a arrow.Array) (arrow.Array, error) {
+		r, err := compute.CastArray(p.ctx, a, opts)
+		if err != nil {
+			return nil, fmt.Errorf("column '%s': cannot convert %s to %s: %v: %w", path, in, out, err, errs.ErrValidation)
+		}
+		return r, nil
+	}, nil
+}
+
+// retype returns a conversion that relabels an array's buffers with type dt.
+func retype(dt arrow.DataType) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		return build(dt, d, d.Buffers(), d.Children()), nil
+	}
+}
+
+// rescaler converts fixed-width integer-coded values (timestamps, dates,
+// times) as floor(v*mul/div), failing when a value leaves [lo, hi].
+func rescaler[I, O int32 | int64](p *planner, path string, out arrow.DataType, mul, div, lo, hi int64) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[I](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * int(unsafe.Sizeof(O(0))))
+		defer buf.Release()
+		dst := arrow.GetData[O](buf.Bytes())
+		valid := validity(d)
+		for i := off; i < off+n; i++ {
+			if !valid(i) {
+				continue
+			}
+			v := int64(src[i])
+			if mul != 1 {
+				if v > math.MaxInt64/mul || v < math.MinInt64/mul {
+					return nil, outOfRange(path, v, a.DataType(), out)
+				}
+				v *= mul
+			}
+			if div != 1 {
+				q := v / div
+				if v%div != 0 && v < 0 {
+					q-- // floor, not truncation toward zero
+				}
+				v = q
+			}
+			if v < lo || v > hi {
+				return nil, outOfRange(path, int64(src[i]), a.DataType(), out)
+			}
+			dst[i] = O(v)
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
+}
+
+func outOfRange(path string, v int64, from, to arrow.DataType) error {
+	return fmt.Errorf("column '%s': value %d of %s is out of range for %s: %w", path, v, from, to, errs.ErrValidation)
+}
+
+// widenDecimal converts decimal32/decimal64 values to decimal128 of the same
+// scale.
+func widenDecimal[I int32 | int64](p *planner, out arrow.DataType) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[I](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * 16)
+		defer buf.Release()
+		dst := arrow.Decimal128Traits.CastFromBytes(buf.Bytes())
+		for i := off; i < off+n; i++ {
+			dst[i] = decimal128.FromI64(int64(src[i]))
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
+}
+
+// values views a buffer as a slice of T (nil for a missing buffer).
+func values[T int32 | int64](b *memory.Buffer) []T {
+	if b == nil {
+		return nil
+	}
+	return arrow.GetData[T](b.Bytes())
+}
+
+func widen(v []int32) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}
+
+// offsetsOf returns d's 32-bit offsets buffer, retained, or a zeroed one
+// when the producer left it out (allowed for an empty array).
+func (p *planner) offsetsOf(d arrow.ArrayData) *memory.Buffer {
+	if b := d.Buffers()[1]; b != nil && b.Len() >= (d.Offset()+d.Len()+1)*4 {
+		b.Retain()
+		return b
+	}
+	buf, _ := p.alloc32(d.Offset() + d.Len() + 1)
+	return buf
+}
+
+// alloc32 allocates a zeroed buffer of n int32 values.
+func (p *planner) alloc32(n int) (*memory.Buffer, []int32) {
+	buf := memory.NewResizableBuffer(p.mem)
+	buf.Resize(n * 4)
+	b := buf.Bytes()
+	clear(b)
+	return buf, arrow.GetData[int32](b)
+}
+
+// validity returns whether the value at absolute index i of d is non-null.
+func validity(d arrow.ArrayData) func(i int) bool {
+	bm := d.Buffers()[0]
+	if d.NullN() == 0 || bm == nil {
+		return func(int) bool { return true }
+	}
+	bits := bm.Bytes()
+	return func(i int) bool { return bitutil.BitIsSet(bits, i) }
+}
+
+// hasNestedRequired reports whether a required field sits below type t.
+func hasNestedRequired(t iceberg.Type) bool {
+	switch t := t.(type) {
+	case *iceberg.StructType:
+		for _, f := range t.FieldList {
+			if f.Required || hasNestedRequired(f.Type) {
+				return true
+			}
+		}
+	case *iceberg.ListType:
+		return t.ElementRequired || hasNestedRequired(t.Element)
+	case *iceberg.MapType:
+		return true // keys are always required
+	}
+	return false
+}
+
+// checkRequired reports a null in a required field below arr (of table type
+// t) in a row that counts: live[i] (nil: every row) and every enclosing value
+// non-null. A null struct, list or map hides what it would contain.
+func checkRequired(arr arrow.Array, t iceberg.Type, path string, live []bool) error {
+	switch tt := t.(type) {
+	case *iceberg.StructType:
+		sa := arr.(*array.Struct)
+		rows := liveRows(sa, live)
+		for j, f := range tt.FieldList {
+			ch, fp := sa.Field(j), join(path, f.Name)
+			if f.Required && anyNull(ch, rows) {
+				return nullInRequired(fp)
+			}
+			if hasNestedRequired(f.Type) {
+				if err := checkRequired(ch, f.Type, fp, rows); err != nil {
+					return err
+				}
+			}
+		}
+	case *iceberg.ListType:
+		la := arr.(*array.List)
+		elems := la.ListValues()
+		if !(tt.ElementRequired && elems.NullN() > 0) && !hasNestedRequired(tt.Element) {
+			return nil
+		}
+		rows := elementRows(la, live, elems.Len())
+		if tt.ElementRequired && anyNull(elems, rows) {
+			return nullInRequired(path + ".element")
+		}
+		return checkRequired(elems, tt.Element, path+".element", rows)
+	case *iceberg.MapType:
+		ma := arr.(*array.Map)
+		keys, items := ma.Keys(), ma.Items()
+		deep := hasNestedRequired(tt.KeyType) || hasNestedRequired(tt.ValueType)
+		if keys.NullN() == 0 && !(tt.ValueRequired && items.NullN() > 0) && !deep {
+			return nil
+		}
+		rows := elementRows(ma, live, keys.Len())
+		if anyNull(keys, rows) {
+			return nullInRequired(path + ".key")
+		}
+		if tt.ValueRequired && anyNull(items, rows) {
+			return nullInRequired(path + ".value")
+		}
+		if err := checkRequired(keys, tt.KeyType, path+".key", rows); err != nil {
+			return err
+		}
+		return checkRequired(items, tt.ValueType, path+".value", rows)
+	}
+	return nil
+}
+
+// liveRows combines live with a's validity; nil means every row counts.
+func liveRows(a arrow.Array, live []bool) []bool {
+	if live == nil && a.NullN() == 0 {
+		return nil
+	}
+	rows := make([]bool, a.Len())
+	for i := range rows {
+		rows[i] = (live == nil || live[i]) && a.IsValid(i)
+	}
+	return rows
+}
+
+// elementRows marks the elements of the lists that count.
+func elementRows(la array.ListLike, live []bool, n int) []bool {
+	rows := make([]bool, n)
+	for i := range la.Len() {
+		if (live == nil || live[i]) && la.IsValid(i) {
+			start, end := la.ValueOffsets(i)
+			for k := start; k < end; k++ {
+				rows[k] = true
+			}
+		}
+	}
+	return rows
+}
+
+func anyNull(a arrow.Array, rows []bool) bool {
+	if a.NullN() == 0 {
+		return false
+	}
+	for i := range a.Len() {
+		if (rows == nil || rows[i]) && a.IsNull(i) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,81 @@
+package transform
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+)
+
+const benchRows = 1 << 20
+
+func BenchmarkApplyBucketInt64(b *testing.B) {
+	mem := memory.DefaultAllocator
+	bld := array.NewInt64Builder(mem)
+	r := rand.New(rand.NewPCG(1, 1))
+	for range benchRows {
+		bld.Append(int64(r.Uint64()))
+	}
+	arr := bld.NewArray()
+	bld.Release()
+	defer arr.Release()
+	tr := iceberg.BucketTransform{NumBuckets: 16}
+	b.SetBytes(benchRows * 8)
+	b.ResetTimer()
+	for b.Loop() {
+		out, err := Apply(tr, arr, mem)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out.Release()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchRows, "ns/row")
+}
+
+// BenchmarkSplitMonths splits 1M unsorted rows (ts, id, value, name) by
+// month(ts) over ten years: 120 partitions.
+func BenchmarkSplitMonths(b *testing.B) {
+	mem := memory.DefaultAllocator
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 2, Name: "id", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 3, Name: "value", Type: iceberg.PrimitiveTypes.Float64},
+		iceberg.NestedField{ID: 4, Name: "name", Type: iceberg.PrimitiveTypes.String},
+	)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "value", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	rb := array.NewRecordBuilder(mem, sc)
+	r := rand.New(rand.NewPCG(2, 2))
+	names := []string{"alpha", "beta", "gamma", "delta"}
+	const start = int64(1_577_836_800_000_000) // 2020-01-01
+	for i := range benchRows {
+		rb.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(start + r.Int64N(10*365*dayMicros)))
+		rb.Field(1).(*array.Int64Builder).Append(int64(i))
+		rb.Field(2).(*array.Float64Builder).Append(r.Float64())
+		rb.Field(3).(*array.StringBuilder).Append(names[i%len(names)])
+	}
+	rec := rb.NewRecordBatch()
+	rb.Release()
+	defer rec.Release()
+	spec := iceberg.NewPartitionSpecID(1, partField(1000, 1, iceberg.MonthTransform{}))
+
+	b.ResetTimer()
+	for b.Loop() {
+		parts, err := Split(rec, spec, schema, mem)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(parts) != 120 {
+			b.Fatalf("got %d partitions", len(parts))
+		}
+		releaseAll(parts)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchRows, "ns/row")
+}

@@ -1,0 +1,218 @@
+package transform
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+)
+
+// groupIDs gives every row a compact group id in [0, groups) such that two
+// rows share an id exactly when their partition tuples are equal. Ids are
+// numbered in order of first appearance.
+//
+// Each column is first coded to small integers (0 is null): integer columns
+// with a small value range by subtracting their minimum (no hashing), other
+// columns through a hash map. Codes of successive columns are then combined
+// and renumbered, by a lookup table when the combined domain is small and by
+// a hash map otherwise.
+func groupIDs(parts []arrow.Array, n int) ([]uint32, int) {
+	gid := make([]uint32, n)
+	codes := make([]uint32, n)
+	combined := make([]uint64, n)
+	limit := denseLimit(n)
+
+	var domain uint64 = 1 // all rows start in one group: gid is all zero
+	for _, arr := range parts {
+		card := codeColumn(arr, codes, limit)
+		for i := range combined {
+			combined[i] = uint64(gid[i])*card + uint64(codes[i])
+		}
+		domain = renumber(combined, domain*card, gid, limit)
+	}
+	if len(parts) == 0 {
+		return gid, 1
+	}
+	return gid, int(domain)
+}
+
+// denseLimit is the largest domain coded through a lookup table.
+func denseLimit(n int) uint64 {
+	return uint64(min(4*n+4096, 1<<24))
+}
+
+// renumber writes into gid the first-appearance number of every value of
+// vals (all < domain) and returns the count of distinct values.
+func renumber(vals []uint64, domain uint64, gid []uint32, limit uint64) uint64 {
+	var next uint32
+	if domain <= limit {
+		table := make([]uint32, domain) // 0 = unseen, else id+1
+		for i, v := range vals {
+			id := table[v]
+			if id == 0 {
+				next++
+				id = next
+				table[v] = id
+			}
+			gid[i] = id - 1
+		}
+		return uint64(next)
+	}
+	seen := make(map[uint64]uint32)
+	for i, v := range vals {
+		id, ok := seen[v]
+		if !ok {
+			id = next
+			next++
+			seen[v] = id
+		}
+		gid[i] = id
+	}
+	return uint64(next)
+}
+
+// validBits returns arr's validity bitmap and offset, or nil without nulls.
+func validBits(arr arrow.Array) ([]byte, int) {
+	if arr.NullN() == 0 {
+		return nil, 0
+	}
+	return arr.Data().Buffers()[0].Bytes(), arr.Data().Offset()
+}
+
+// codeColumn writes a code per row into codes (0 for null, equal codes for
+// equal values) and returns the number of possible codes.
+func codeColumn(arr arrow.Array, codes []uint32, limit uint64) uint64 {
+	if arr.NullN() == arr.Len() {
+		clear(codes)
+		return 1
+	}
+	bm, off := validBits(arr)
+	switch a := arr.(type) {
+	case *array.Int32:
+		return codeInts(a.Int32Values(), bm, off, codes, limit)
+	case *array.Date32:
+		return codeInts(a.Date32Values(), bm, off, codes, limit)
+	case *array.Int64:
+		return codeInts(a.Int64Values(), bm, off, codes, limit)
+	case *array.Time64:
+		return codeInts(a.Time64Values(), bm, off, codes, limit)
+	case *array.Timestamp:
+		return codeInts(a.TimestampValues(), bm, off, codes, limit)
+	case *array.Boolean:
+		for i := range codes {
+			switch {
+			case bm != nil && !bitutil.BitIsSet(bm, off+i):
+				codes[i] = 0
+			case a.Value(i):
+				codes[i] = 2
+			default:
+				codes[i] = 1
+			}
+		}
+		return 3
+	case *array.Float32:
+		seen := make(map[uint64]uint32)
+		for i, v := range a.Float32Values() {
+			codes[i] = codeOf(seen, floatBits(float64(v)), bm, off, i)
+		}
+		return uint64(len(seen)) + 1
+	case *array.Float64:
+		seen := make(map[uint64]uint32)
+		for i, v := range a.Float64Values() {
+			codes[i] = codeOf(seen, floatBits(v), bm, off, i)
+		}
+		return uint64(len(seen)) + 1
+	case *array.Decimal128:
+		seen := make(map[decimal128.Num]uint32)
+		for i, v := range a.Values() {
+			codes[i] = codeOf(seen, v, bm, off, i)
+		}
+		return uint64(len(seen)) + 1
+	case *array.String, *array.Binary:
+		offs, vals := varWidth32(arr)
+		return codeVar(offs, vals, bm, off, codes)
+	case *array.LargeString, *array.LargeBinary:
+		offs, vals := varWidth64(arr)
+		return codeVar(offs, vals, bm, off, codes)
+	}
+	// fixed_size_binary and uuid
+	vals, w := fixedBytes(arr)
+	seen := make(map[string]uint32)
+	for i := range codes {
+		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
+			codes[i] = 0
+			continue
+		}
+		v := vals[i*w : (i+1)*w]
+		id, ok := seen[string(v)] // no allocation for a lookup
+		if !ok {
+			id = uint32(len(seen)) + 1
+			seen[string(v)] = id
+		}
+		codes[i] = id
+	}
+	return uint64(len(seen)) + 1
+}
+
+func codeOf[K comparable](seen map[K]uint32, k K, bm []byte, off, i int) uint32 {
+	if bm != nil && !bitutil.BitIsSet(bm, off+i) {
+		return 0
+	}
+	id, ok := seen[k]
+	if !ok {
+		id = uint32(len(seen)) + 1
+		seen[k] = id
+	}
+	return id
+}
+
+// codeInts codes integers as value-min+1 when their range is small (the
+// common case for bucket, year, month, day and hour values), else by map.
+func codeInts[T ~int32 | ~int64](vals []T, bm []byte, off int, codes []uint32, limit uint64) uint64 {
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for i, v := range vals {
+		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
+			continue
+		}
+		lo = min(lo, int64(v))
+		hi = max(hi, int64(v))
+	}
+	if span := uint64(hi) - uint64(lo); span < limit {
+		for i, v := range vals {
+			codes[i] = uint32(uint64(int64(v))-uint64(lo)) + 1
+		}
+		if bm != nil {
+			for i := range codes {
+				if !bitutil.BitIsSet(bm, off+i) {
+					codes[i] = 0
+				}
+			}
+		}
+		return span + 2
+	}
+	seen := make(map[int64]uint32)
+	for i, v := range vals {
+		codes[i] = codeOf(seen, int64(v), bm, off, i)
+	}
+	return uint64(len(seen)) + 1
+}
+
+func codeVar[O int32 | int64](offs []O, vals []byte, bm []byte, off int, codes []uint32) uint64 {
+	seen := make(map[string]uint32)
+	for i := range codes {
+		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
+			codes[i] = 0
+			continue
+		}
+		v := vals[offs[i]:offs[i+1]]
+		id, ok := seen[string(v)] // no allocation for a lookup
+		if !ok {
+			id = uint32(len(seen)) + 1
+			seen[string(v)] = id
+		}
+		codes[i] = id
+	}
+	return uint64(len(seen)) + 1
+}
