@@ -320,7 +320,7 @@ func pig_scan(sh C.uintptr_t, doc *C.pig_cchar, out *C.struct_ArrowArrayStream, 
 	if out == nil {
 		return setError(e, errs.StatusInvalidArgument, "pig_scan: out stream is NULL")
 	}
-	req, err := request.Decode([]byte(C.GoString((*C.char)(doc))))
+	req, err := request.DecodeScan([]byte(C.GoString((*C.char)(doc))))
 	if err != nil {
 		return fail(e, err)
 	}

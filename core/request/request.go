@@ -64,12 +64,26 @@ type Request struct {
 var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket\[(\d+)\]|truncate\[(\d+)\])$`)
 
 // Decode parses and validates a request document.
-func Decode(doc []byte) (*Request, error) {
+func Decode(doc []byte) (*Request, error) { return decode(doc, "") }
+
+// DecodeScan parses a scan document, whose op may be left out.
+func DecodeScan(doc []byte) (*Request, error) {
+	r, err := decode(doc, OpScan)
+	if err == nil && r.Op != OpScan {
+		return nil, fmt.Errorf("%w: a scan document cannot carry op %q", errs.ErrInvalidArgument, r.Op)
+	}
+	return r, err
+}
+
+func decode(doc []byte, defaultOp string) (*Request, error) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()
 	var r Request
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: request document: %v", errs.ErrInvalidArgument, err)
+	}
+	if r.Op == "" {
+		r.Op = defaultOp
 	}
 	if !ops[r.Op] {
 		return nil, fmt.Errorf("%w: unknown operation %q", errs.ErrInvalidArgument, r.Op)

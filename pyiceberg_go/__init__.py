@@ -1,0 +1,111 @@
+"""pyiceberg_go: write Apache Iceberg tables with Spark's DataFrameWriterV2 semantics, no JVM.
+
+A thin layer over the Go library ``libpyiceberg_go``: Python builds request
+documents and hands Arrow data over through the Arrow C Stream Interface.
+Importing the package does not load the library; the first call does.
+
+Example::
+
+    import pyiceberg_go as ig
+
+    ig.configure(catalogs={"local": {"type": "sql", "uri": "sqlite:////tmp/x/catalog.db",
+                                     "warehouse": "file:///tmp/x/wh"}})
+    r = (ig.writeTo(df, "local.db.events")
+           .partitionedBy("level", ig.days("ts"), ig.bucket(16, "id"))
+           .tableProperty("write.parquet.compression-codec", "zstd")
+           .createOrReplace())
+    print(r.snapshot_id, r.metrics)
+    ig.table("local.db.events").to_arrow()
+"""
+
+from __future__ import annotations
+
+from . import _native
+from ._session import configure, set_runtime
+from .errors import (
+    CommitConflictError,
+    CommitStateUnknownError,
+    ForkSafetyError,
+    IcebergGoError,
+    IcebergIOError,
+    InternalError,
+    InvalidArgumentError,
+    LibraryPoisonedError,
+    NoSuchNamespaceError,
+    NoSuchTableError,
+    NotSupportedError,
+    OperationCancelledError,
+    TableAlreadyExistsError,
+    ValidationError,
+)
+from .table import Table, table
+from .writer import (
+    DataFrameWriterV2,
+    PartitionTransform,
+    WriteResult,
+    bucket,
+    days,
+    hours,
+    months,
+    truncate,
+    writeTo,
+    years,
+)
+
+#: The version of this Python package.
+__version__ = "0.1.0"
+
+
+def abi_version() -> int:
+    """The C ABI version of the loaded library (loads it if needed).
+
+    Example::
+
+        assert ig.abi_version() == 1
+    """
+    return int(_native.lib().pig_abi_version())
+
+
+def library_version() -> str:
+    """The version string of the loaded library (loads it if needed).
+
+    Example::
+
+        print(ig.library_version())
+    """
+    return (_native.lib().pig_version() or b"").decode()
+
+
+__all__ = [
+    "CommitConflictError",
+    "CommitStateUnknownError",
+    "DataFrameWriterV2",
+    "ForkSafetyError",
+    "IcebergGoError",
+    "IcebergIOError",
+    "InternalError",
+    "InvalidArgumentError",
+    "LibraryPoisonedError",
+    "NoSuchNamespaceError",
+    "NoSuchTableError",
+    "NotSupportedError",
+    "OperationCancelledError",
+    "PartitionTransform",
+    "Table",
+    "TableAlreadyExistsError",
+    "ValidationError",
+    "WriteResult",
+    "__version__",
+    "abi_version",
+    "bucket",
+    "configure",
+    "days",
+    "hours",
+    "library_version",
+    "months",
+    "set_runtime",
+    "table",
+    "truncate",
+    "writeTo",
+    "years",
+]

@@ -1,0 +1,304 @@
+"""``writeTo``: PySpark's DataFrameWriterV2, writing through libpyiceberg_go."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from . import _session
+
+@dataclass(frozen=True)
+class PartitionTransform:
+    """A partition field: an Iceberg transform applied to a source column.
+
+    Build it with :func:`years`, :func:`months`, :func:`days`, :func:`hours`,
+    :func:`bucket` or :func:`truncate`; a plain column name means identity.
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.bucket(16, "id")).create()
+    """
+
+    transform: str
+    column: str
+
+    def to_document(self) -> dict[str, str]:
+        """The ``partition_by`` entry of the request document."""
+        return {"transform": self.transform, "column": self.column}
+
+
+#: A partition column: a name (identity) or a transform.
+PartitionColumn = Union[str, PartitionTransform]
+
+
+def _column(col: str, fn: str) -> str:
+    if not isinstance(col, str) or not col:
+        raise TypeError(f"{fn}() takes a column name (a non-empty str), got {col!r}")
+    return col
+
+
+def _positive(n: int, what: str, fn: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+        raise ValueError(f"{fn}(): {what} must be a positive int, got {n!r}")
+    return n
+
+
+def years(col: str) -> PartitionTransform:
+    """Partition by year of a date or timestamp column (field ``<col>_year``).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.years("ts")).create()
+    """
+    return PartitionTransform("year", _column(col, "years"))
+
+
+def months(col: str) -> PartitionTransform:
+    """Partition by month of a date or timestamp column (field ``<col>_month``).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.months("ts")).create()
+    """
+    return PartitionTransform("month", _column(col, "months"))
+
+
+def days(col: str) -> PartitionTransform:
+    """Partition by day of a date or timestamp column (field ``<col>_day``).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.days("ts")).create()
+    """
+    return PartitionTransform("day", _column(col, "days"))
+
+
+def hours(col: str) -> PartitionTransform:
+    """Partition by hour of a timestamp column (field ``<col>_hour``).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.hours("ts")).create()
+    """
+    return PartitionTransform("hour", _column(col, "hours"))
+
+
+def bucket(numBuckets: int, col: str) -> PartitionTransform:
+    """Partition by Iceberg's murmur3 hash bucket of a column, ``numBuckets`` buckets.
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.bucket(16, "id")).create()
+    """
+    return PartitionTransform(f"bucket[{_positive(numBuckets, 'numBuckets', 'bucket')}]", _column(col, "bucket"))
+
+
+def truncate(width: int, col: str) -> PartitionTransform:
+    """Partition by a column truncated to ``width`` (numbers round down, strings keep ``width`` code points).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").partitionedBy(ig.truncate(4, "name")).create()
+    """
+    return PartitionTransform(f"truncate[{_positive(width, 'width', 'truncate')}]", _column(col, "truncate"))
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write committed: the snapshot, its summary and the write's metrics.
+
+    ``metrics`` holds ``rows``, ``files``, ``bytes`` and ``seconds``.
+
+    Example::
+
+        r = ig.writeTo(df, "local.db.events").append()
+        print(r.snapshot_id, r.operation, r.summary["added-records"], r.metrics["rows"])
+    """
+
+    table: str
+    operation: str
+    snapshot_id: int | None
+    summary: dict[str, str] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> WriteResult:
+        """Build a result from the library's result document (docs/abi.md#result).
+
+        Example::
+
+            WriteResult.from_document({"table": "db.t", "operation": "append", "snapshot_id": 1})
+        """
+        sid = doc.get("snapshot_id")
+        return cls(
+            table=str(doc.get("table", "")),
+            operation=str(doc.get("operation", "")),
+            snapshot_id=int(sid) if sid is not None else None,
+            summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
+            metrics=dict(doc.get("metrics") or {}),
+        )
+
+
+class DataFrameWriterV2:
+    """Builder for a write of ``df`` to an Iceberg table; methods chain like PySpark's.
+
+    Get one from :func:`writeTo`. ``partitionedBy``, ``tableProperty`` and
+    ``using`` shape the table made by ``create``/``replace``/``createOrReplace``;
+    ``option``/``options`` are write options for this write only.
+
+    Example::
+
+        (ig.writeTo(df, "local.db.events")
+           .partitionedBy("level", ig.days("ts"))
+           .tableProperty("write.parquet.compression-codec", "zstd")
+           .option("target-file-size-bytes", str(256 << 20))
+           .createOrReplace())
+    """
+
+    def __init__(self, df: object, table: str) -> None:
+        if not isinstance(table, str):
+            raise TypeError(f"the table identifier must be a str, got {type(table).__name__}")
+        self._df = df
+        self._table = table
+        self._partition_by: list[PartitionTransform] | None = None
+        self._properties: dict[str, str] = {}
+        self._location: str | None = None
+        self._options: dict[str, str] = {}
+
+    def using(self, provider: str) -> DataFrameWriterV2:
+        """Accepted for PySpark compatibility; only ``"iceberg"`` is allowed.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").using("iceberg").create()
+        """
+        if provider.lower() != "iceberg":
+            raise ValueError(f"using({provider!r}): pyiceberg_go only writes Iceberg tables")
+        return self
+
+    def option(self, key: str, value: Any) -> DataFrameWriterV2:
+        """Set one write option (values become strings; ``True`` -> ``"true"``).
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").option("compression-codec", "snappy").append()
+        """
+        self._options[str(key)] = _session._option_value(value)
+        return self
+
+    def options(self, **options: Any) -> DataFrameWriterV2:
+        """Set several write options at once.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").options(**{"target-file-size-bytes": "1048576"}).append()
+        """
+        for k, v in options.items():
+            self.option(k, v)
+        return self
+
+    def tableProperty(self, property: str, value: Any) -> DataFrameWriterV2:
+        """Set a table property of the table being created or replaced; ``"location"`` sets its location.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").tableProperty("format-version", "3").create()
+        """
+        if property == "location":
+            self._location = _session._option_value(value)
+        else:
+            self._properties[str(property)] = _session._option_value(value)
+        return self
+
+    def partitionedBy(self, col: PartitionColumn, *cols: PartitionColumn) -> DataFrameWriterV2:
+        """Partition the new table by columns (identity) and transforms, in order.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").partitionedBy("level", ig.hours("ts")).create()
+        """
+        fields: list[PartitionTransform] = []
+        for c in (col, *cols):
+            if isinstance(c, str):
+                fields.append(PartitionTransform("identity", _column(c, "partitionedBy")))
+            elif isinstance(c, PartitionTransform):
+                fields.append(c)
+            else:
+                raise TypeError(
+                    f"partitionedBy() takes column names or ig.years/months/days/hours/bucket/truncate, got {c!r}"
+                )
+        self._partition_by = fields
+        return self
+
+    def request_document(self, op: str) -> dict[str, Any]:
+        """The request document (docs/abi.md#request) this builder sends for ``op``.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").partitionedBy("a").request_document("create")
+        """
+        doc: dict[str, Any] = {"op": op, "table": self._table}
+        if self._partition_by is not None:
+            doc["partition_by"] = [p.to_document() for p in self._partition_by]
+        if self._properties:
+            doc["properties"] = dict(self._properties)
+        if self._location is not None:
+            doc["location"] = self._location
+        if self._options:
+            doc["options"] = dict(self._options)
+        return doc
+
+    def _write(self, op: str) -> WriteResult:
+        return WriteResult.from_document(_session.execute(self.request_document(op), self._df))
+
+    def create(self) -> WriteResult:
+        """Create the table with the data (CREATE TABLE AS SELECT); fails if it exists.
+
+        Example::
+
+            r = ig.writeTo(df, "local.db.t").create()
+        """
+        return self._write("create")
+
+    def replace(self) -> WriteResult:
+        """Replace the table's schema, spec and data, keeping its history; fails if it is missing.
+
+        Example::
+
+            r = ig.writeTo(df, "local.db.t").replace()
+        """
+        return self._write("replace")
+
+    def createOrReplace(self) -> WriteResult:
+        """Create the table, or replace it if it exists; atomic either way.
+
+        Example::
+
+            r = ig.writeTo(df, "local.db.t").createOrReplace()
+        """
+        return self._write("createOrReplace")
+
+    def append(self) -> WriteResult:
+        """Append the data to an existing table (INSERT INTO).
+
+        Example::
+
+            r = ig.writeTo(df, "local.db.t").append()
+        """
+        return self._write("append")
+
+
+def writeTo(df: object, table: str) -> DataFrameWriterV2:
+    """Start a write of Arrow data ``df`` to ``table`` (``[catalog.]namespace.table``).
+
+    ``df`` is anything exporting Arrow data: a pyarrow Table, RecordBatch or
+    RecordBatchReader, a polars or pandas DataFrame, a DuckDB relation, or an
+    ``arrow_array_stream`` PyCapsule. A stream is consumed by the write.
+
+    Example::
+
+        import pyiceberg_go as ig
+        r = ig.writeTo(df, "local.db.events").partitionedBy(ig.days("ts")).createOrReplace()
+    """
+    return DataFrameWriterV2(df, table)
