@@ -582,7 +582,9 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	cc := &captureCatalog{base: base, loc: baseLoc}
 	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
 	tx := staged.NewTransaction()
-	if err := tx.AddDataFiles(ctx, wr.files, w.snapshotProps(p)); err != nil {
+	// Our files carry field ids, so no name mapping is needed (and a stale one
+	// would survive a replace).
+	if err := tx.AddDataFiles(ctx, wr.files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
 		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
