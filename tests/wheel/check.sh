@@ -15,7 +15,7 @@ polars_pins=$(grep -E '^polars(-runtime-32)?==' requirements-dev.txt)
 if "$tmp/venv/bin/python" -c "import pyarrow" 2>/dev/null; then
   echo "wheel check: pyarrow must not be installed here" >&2; exit 1
 fi
-env -i PATH=/usr/bin:/bin HOME="$tmp" "$tmp/venv/bin/python" - "$tmp" <<'PY'
+(cd "$tmp" && env -i PATH=/usr/bin:/bin HOME="$tmp" "$tmp/venv/bin/python" - "$tmp") <<'PY'
 import sys, os
 tmp = sys.argv[1]
 import polars as pl
