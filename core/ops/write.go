@@ -362,6 +362,30 @@ func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, er
 	return wfs, nil
 }
 
+// recordBytes is the size of the buffers behind rec.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, col := range rec.Columns() {
+		walk(col.Data())
+	}
+	return n
+}
+
+// spreadAfterBytes is the input size after which an unpartitioned write
+// opens more than one file.
+const spreadAfterBytes = 64 << 20
+
 // writeData runs the data path: conform, partition, encode. Files of a
 // failed write are deleted before it returns.
 func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error) {
@@ -404,14 +428,12 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 		order = append(order, s)
 		return s
 	}
-	// An unpartitioned write spreads batches over one writer per core so
-	// encoding runs on all of them.
+	// An unpartitioned write spreads batches over up to one writer per core
+	// so encoding runs on all of them, once the input is large enough that
+	// the extra files pay for themselves (small appends stay one file).
+	unpartitioned := p.spec.IsUnpartitioned()
 	var rr []*slot
-	if p.spec.IsUnpartitioned() {
-		for i := range max(1, runtime.GOMAXPROCS(0)) {
-			rr = append(rr, newSlot(fmt.Sprint(i), nil))
-		}
-	}
+	var seen int64
 	abort := func() {
 		var paths []string
 		for _, s := range order {
@@ -436,7 +458,11 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			abort()
 			return out, err
 		}
-		if rr != nil {
+		if unpartitioned {
+			seen += recordBytes(c)
+			if len(rr) == 0 || (len(rr) < max(1, runtime.GOMAXPROCS(0)) && seen > spreadAfterBytes) {
+				rr = append(rr, newSlot(fmt.Sprint(len(rr)), nil))
+			}
 			err = rr[n%len(rr)].w.Write(c)
 			n++
 		} else {
@@ -701,5 +727,3 @@ func (w *writer) ensureNamespace(ctx context.Context) error {
 	}
 	return nil
 }
-
-var _ arrow.Record = nil
