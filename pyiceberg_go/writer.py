@@ -24,7 +24,12 @@ class PartitionTransform:
     column: str
 
     def to_document(self) -> dict[str, str]:
-        """The ``partition_by`` entry of the request document."""
+        """The ``partition_by`` entry of the request document.
+
+        Example::
+
+            ig.bucket(16, "id").to_document()  # {"transform": "bucket[16]", "column": "id"}
+        """
         return {"transform": self.transform, "column": self.column}
 
 

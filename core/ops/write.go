@@ -362,6 +362,39 @@ func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, er
 	return wfs, nil
 }
 
+// slot is one partition's rolling writer.
+type slot struct {
+	w      *parquet.Writer
+	values map[int]any
+}
+
+// write hands part to the encoder. A small partition of a large batch is
+// copied first: the writer queues what it is given, and a queued slice would
+// pin the whole batch it came from (many partitions would pin many batches).
+func (s *slot) write(part arrow.RecordBatch, batchRows int64, mem memory.Allocator) error {
+	if part.NumRows()*4 > batchRows {
+		return s.w.Write(part)
+	}
+	cols := make([]arrow.Array, part.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, col := range part.Columns() {
+		c, err := array.Concatenate([]arrow.Array{col}, mem)
+		if err != nil {
+			return fmt.Errorf("%w: copying a partition: %v", errs.ErrInvalidArgument, err)
+		}
+		cols[i] = c
+	}
+	compact := array.NewRecordBatch(part.Schema(), cols, part.NumRows())
+	defer compact.Release()
+	return s.w.Write(compact)
+}
+
 // recordBytes is the size of the buffers behind rec.
 func recordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
@@ -408,11 +441,6 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 
 	opID := uuid.New().String()
 	var fileSeq atomic.Int64
-	type slot struct {
-		w      *parquet.Writer
-		values map[int]any
-		path   string
-	}
 	slots := map[string]*slot{}
 	var order []*slot
 	newSlot := func(key string, values map[int]any) *slot {
@@ -466,6 +494,13 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			err = rr[n%len(rr)].w.Write(c)
 			n++
 		} else {
+			if pqOpts.NoDictionary == nil {
+				if pqOpts, err = pqOpts.DecideDictionary(c); err != nil {
+					c.Release()
+					abort()
+					return out, err
+				}
+			}
 			var parts []transform.Partition
 			parts, err = transform.Split(c, p.spec, p.schema, mem)
 			for _, part := range parts {
@@ -474,7 +509,7 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 					if s == nil {
 						s = newSlot(part.Key, part.Values)
 					}
-					err = s.w.Write(part.Record)
+					err = s.write(part.Record, c.NumRows(), mem)
 				}
 				part.Record.Release()
 			}

@@ -33,7 +33,7 @@ func noDictionaryColumns(rec arrow.RecordBatch, r resolved) []string {
 	}
 	var arrowBytes int64
 	for _, c := range rec.Columns() {
-		arrowBytes += int64(c.Data().SizeInBytes())
+		arrowBytes += sliceBytes(c)
 	}
 	bytesPerRow := float64(arrowBytes) / float64(rec.NumRows()) / assumedCompression
 	if bytesPerRow < 1 {
@@ -148,4 +148,36 @@ func distinctStrings(a arrow.Array, value func(int) string, n int) (int, int, in
 		}
 	}
 	return d1, len(seen), total
+}
+
+// sliceBytes estimates the bytes of arr's own rows. SizeInBytes counts whole
+// buffers, which for a slice of a large batch (a table reader's chunks, a
+// partition) can be the entire column and would make every row look huge.
+func sliceBytes(arr arrow.Array) int64 {
+	n := int64(arr.Len())
+	switch a := arr.(type) {
+	case *array.String:
+		return spanOf(a.ValueOffsets()) + 4*n
+	case *array.Binary:
+		return spanOf(a.ValueOffsets()) + 4*n
+	case *array.LargeString:
+		return spanOf(a.ValueOffsets()) + 8*n
+	case *array.LargeBinary:
+		return spanOf(a.ValueOffsets()) + 8*n
+	}
+	if fw, ok := arr.DataType().(arrow.FixedWidthDataType); ok {
+		return n * int64(max(1, fw.BitWidth()/8))
+	}
+	if total := arr.Data().Len() + arr.Data().Offset(); total > 0 {
+		// Nested and other types: the buffers' share of this slice.
+		return int64(arr.Data().SizeInBytes()) * n / int64(total)
+	}
+	return 0
+}
+
+func spanOf[T int32 | int64](offsets []T) int64 {
+	if len(offsets) < 2 {
+		return 0
+	}
+	return int64(offsets[len(offsets)-1] - offsets[0])
 }

@@ -5,6 +5,7 @@ package parquet
 
 import (
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
 	"strconv"
 	"strings"
 
@@ -46,6 +47,27 @@ type Options struct {
 	RowGroupBytes       int64
 	PageBytes           int64
 	DictionaryPageBytes int64
+	// NoDictionary, when not nil, names the columns written without a
+	// dictionary, instead of each file deciding from its own first batch.
+	// A partitioned write decides once on whole batches (see
+	// DecideDictionary): a small partition's first batch says too little.
+	NoDictionary []string
+}
+
+// DecideDictionary returns o with NoDictionary decided from sample, a batch
+// of the whole input.
+func (o Options) DecideDictionary(sample arrow.RecordBatch) (Options, error) {
+	r, err := o.resolve()
+	if err != nil {
+		return o, err
+	}
+	s := sample.NewSlice(0, min(sample.NumRows(), dictSampleMax))
+	defer s.Release()
+	o.NoDictionary = noDictionaryColumns(s, r)
+	if o.NoDictionary == nil {
+		o.NoDictionary = []string{}
+	}
+	return o, nil
 }
 
 // codecInfo describes one accepted codec name.
@@ -111,6 +133,9 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 	return o, nil
 }
 
+// DefaultZstdLevel is the zstd level used when none is configured.
+const DefaultZstdLevel = 1
+
 // resolved holds Options with defaults applied and the codec looked up.
 type resolved struct {
 	Options
@@ -154,6 +179,11 @@ func (o Options) resolve() (resolved, error) {
 				PropCompressionLevel, l, name, info.minLevel, info.maxLevel, errs.ErrInvalidArgument)
 		}
 		r.level = l
+	} else if r.codec == compress.Codecs.Zstd {
+		// zstd level 1 when none is asked for: what pyarrow (and so
+		// PyIceberg) writes; the codec's own default (3) costs about twice
+		// the CPU for files a few percent smaller (docs/decisions.md).
+		r.level = DefaultZstdLevel
 	}
 	return r, nil
 }

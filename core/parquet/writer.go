@@ -338,9 +338,9 @@ func (w *Writer) sliceRows(prior float64) int64 {
 // arrowBytesPerRow is the in-memory size of rec's rows, the prior for the
 // first file before any encoded size is known.
 func arrowBytesPerRow(rec arrow.RecordBatch) float64 {
-	var n uint64
+	var n int64
 	for _, c := range rec.Columns() {
-		n += c.Data().SizeInBytes()
+		n += sliceBytes(c)
 	}
 	return float64(n) / float64(max(rec.NumRows(), 1))
 }
@@ -378,9 +378,12 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 		return fmt.Errorf("parquet writer: creating %s: %w: %w", path, errs.ErrIO, err)
 	}
 	w.paths = append(w.paths, path)
-	sample := rec.NewSlice(off, min(rec.NumRows(), off+dictSampleMax))
-	noDict := noDictionaryColumns(sample, w.opts)
-	sample.Release()
+	noDict := w.opts.NoDictionary
+	if noDict == nil {
+		sample := rec.NewSlice(off, min(rec.NumRows(), off+dictSampleMax))
+		noDict = noDictionaryColumns(sample, w.opts)
+		sample.Release()
+	}
 
 	buf := bufio.NewWriterSize(out, bufferBytes)
 	cnt := &countingWriter{w: buf}

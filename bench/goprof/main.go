@@ -1,0 +1,86 @@
+// Command goprof profiles the core's write path on a Parquet input without
+// Python in the way: go run ./bench/goprof -in lineitem.parquet -part month:l_shipdate
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/config"
+	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+)
+
+func main() {
+	in := flag.String("in", "", "input Parquet file")
+	part := flag.String("part", "", "transform:column, e.g. month:l_shipdate")
+	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
+	heap := flag.String("heapprofile", "", "write a heap profile here, -heapafter into the write")
+	heapAfter := flag.Duration("heapafter", 20*time.Second, "when to take the heap profile")
+	flag.Parse()
+
+	f, err := file.OpenParquetFile(*in, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: 128 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tbl, err := rdr.ReadTable(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("rows", tbl.NumRows())
+
+	dir, _ := os.MkdirTemp("", "goprof")
+	defer os.RemoveAll(dir)
+	s, err := session.Open(config.Session{Catalogs: map[string]map[string]string{"local": {
+		"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": "file://" + filepath.Join(dir, "wh")}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	req := &request.Request{Op: request.OpCreate, Table: "local.b.t"}
+	if *part != "" {
+		tr, col, _ := strings.Cut(*part, ":")
+		req.PartitionBy = []request.PartitionField{{Transform: tr, Column: col}}
+	}
+	if *cpu != "" {
+		pf, _ := os.Create(*cpu)
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
+	if *heap != "" {
+		go func() {
+			time.Sleep(*heapAfter)
+			hf, _ := os.Create(*heap)
+			pprof.WriteHeapProfile(hf)
+			hf.Close()
+		}()
+	}
+	var input array.RecordReader = array.NewTableReader(tbl, 128<<10)
+	start := time.Now()
+	res, err := ops.Execute(context.Background(), s, req, input, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("%.2fs %+v heap-sys %d MB total-alloc %d MB\n", time.Since(start).Seconds(), res.(*ops.Result).Metrics, ms.HeapSys>>20, ms.TotalAlloc>>20)
+	_ = arrow.PrimitiveTypes
+}

@@ -1,0 +1,96 @@
+"""Reads the table create_append.c wrote with PyIceberg 0.12, an independent reader.
+
+The expected rows are computed here from the same formulas as in create_append.c
+(not read from its output): name = "n<id>" (NULL when id % 7 == 0),
+ts = TS_BASE + id * TS_STEP microseconds UTC (NULL when id % 11 == 0).
+Usage: check_pyiceberg.py DIR
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.transforms import DayTransform
+
+TS_BASE = 1_700_000_000_000_000
+TS_STEP = 5 * 3600 * 1_000_000
+TOTAL_ROWS = 250
+DAY_US = 86_400_000_000
+
+failures: list[str] = []
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        failures.append(what)
+        print(f"FAIL {what}", file=sys.stderr)
+
+
+def main(d: str) -> int:
+    cat = SqlCatalog("local", uri=f"sqlite:///{d}/catalog.db", warehouse=f"file://{d}/wh")
+    t = cat.load_table("db.t")
+
+    got = t.scan().to_arrow().sort_by("id")
+    ids = list(range(TOTAL_ROWS))
+    want = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "name": pa.array([None if i % 7 == 0 else f"n{i}" for i in ids], pa.string()),
+            "ts": pa.array([None if i % 11 == 0 else TS_BASE + i * TS_STEP for i in ids], pa.int64()),
+        }
+    )
+    check(got.column_names == ["id", "name", "ts"], f"columns {got.column_names}")
+    check(got.num_rows == TOTAL_ROWS, f"{got.num_rows} rows, want {TOTAL_ROWS}")
+    check(str(got.schema.field("ts").type) == "timestamp[us, tz=UTC]", f"ts type {got.schema.field('ts').type}")
+    check(got.column("id").equals(want.column("id")), "id column differs")
+    check(got.column("name").cast(pa.string()).equals(want.column("name")), "name column differs")
+    check(got.column("ts").cast(pa.int64()).equals(want.column("ts")), "ts column differs")
+
+    spec = t.spec()
+    check(len(spec.fields) == 1, f"spec {spec}")
+    f = spec.fields[0]
+    check(isinstance(f.transform, DayTransform) and f.name == "ts_day", f"partition field {f}")
+    check(t.schema().find_field(f.source_id).name == "ts", "partition source is not ts")
+
+    snaps = t.snapshots()
+    check(len(snaps) == 2, f"{len(snaps)} snapshots, want 2")
+    if len(snaps) == 2:
+        first, second = snaps
+        check(first.parent_snapshot_id is None, "the CTAS snapshot has a parent")
+        check(second.parent_snapshot_id == first.snapshot_id, "append is not on top of create")
+        check(first.summary["added-records"] == "100", f"create summary {first.summary}")
+        check(first.summary["writer"] == "c-abi-test", f"create summary {first.summary}")
+        check(second.summary["total-records"] == str(TOTAL_ROWS), f"append summary {second.summary}")
+
+    # Every data file holds only rows of its partition's day.
+    files = t.inspect.files()
+    check(files.num_rows > 1, f"{files.num_rows} data files for {TOTAL_ROWS} rows over many days")
+    total = 0
+    for path, part, count in zip(
+        files.column("file_path").to_pylist(),
+        files.column("partition").to_pylist(),
+        files.column("record_count").to_pylist(),
+    ):
+        data = pq.read_table(path.removeprefix("file://"))
+        total += data.num_rows
+        check(data.num_rows == count, f"{path}: record_count {count}, has {data.num_rows}")
+        days = pc.unique(pc.divide(data.column("ts").cast(pa.int64()), DAY_US)).to_pylist()
+        day = part["ts_day"]
+        if day is None:
+            check(days == [None], f"{path}: null partition holds days {days}")
+        else:
+            # PyIceberg reports day partition values as dates or day numbers depending on version.
+            dayno = day if isinstance(day, int) else (day - __import__("datetime").date(1970, 1, 1)).days
+            check(days == [dayno], f"{path}: partition day {dayno} holds days {days}")
+    check(total == TOTAL_ROWS, f"data files hold {total} rows")
+
+    print(f"pyiceberg: {'0 failed' if not failures else f'{len(failures)} failed'}")
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
