@@ -19,8 +19,11 @@ else
   lib="$out/libpyiceberg_go.so"
 fi
 echo "building $lib" >&2
-CGO_ENABLED=1 go build "${flags[@]}" -ldflags "$ldflags" -o "$lib" ./capi
-rm -f "${lib%.so}.h" # the generated header is not shipped: include/pyiceberg_go.h is the contract
+# Build beside the target and rename: a process that has the old library
+# loaded keeps its copy instead of seeing the file change under it.
+CGO_ENABLED=1 go build "${flags[@]}" -ldflags "$ldflags" -o "$lib.tmp" ./capi
+rm -f "$lib.h" "${lib%.so}.so.h" # the generated header is not shipped: include/pyiceberg_go.h is the contract
+mv -f "$lib.tmp" "$lib"
 
 # Only the pig_ prefix may be exported.
 extra=$(nm -D --defined-only "$lib" | awk '$2 ~ /[TDBRW]/ {print $3}' | grep -v '^pig_' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' || true)
@@ -43,13 +46,16 @@ echo "$glibc" > "$out/glibc-version"
 echo "built $lib ($(du -h "$lib" | cut -f1), needs glibc $glibc)" >&2
 
 if [ "${CGOCHECK2:-0}" = 1 ]; then exit 0; fi
-cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so
+cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so.tmp
+mv -f pyiceberg_go/_lib/libpyiceberg_go.so.tmp pyiceberg_go/_lib/libpyiceberg_go.so
 
 if [ "${1:-}" = wheel ]; then
   py=${PYTHON:-.venv/bin/python}
   tag="manylinux_${glibc/./_}_$(uname -m)"
   rm -rf "$out/wheel" && mkdir -p "$out/wheel" wheels
+  # setuptools' scratch folders go under $out, not into the source tree.
   "$py" -m pip wheel --no-deps --no-build-isolation -w "$out/wheel" . >&2
+  rm -rf pyiceberg_go.egg-info
   whl=$(ls "$out"/wheel/pyiceberg_go-*.whl)
   "$py" -m wheel tags --remove --python-tag py3 --abi-tag none --platform-tag "$tag" "$whl" >&2
   rm -f wheels/pyiceberg_go-*.whl

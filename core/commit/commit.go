@@ -64,8 +64,8 @@ func IsConflict(err error) bool {
 
 // Classify maps iceberg-go's commit errors to this project's kinds.
 func Classify(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errs.StatusOf(err) != errs.StatusUnknown {
+		return err
 	}
 	msg := strings.ToLower(err.Error())
 	switch {

@@ -64,10 +64,37 @@ type shape struct {
 
 // written is the output of the data path.
 type written struct {
-	files []iceberg.DataFile
+	files []writtenFile
 	paths []string
 	rows  int64
 	bytes int64
+}
+
+// writtenFile is a data file and its partition tuple.
+type writtenFile struct {
+	f      parquet.File
+	values map[int]any
+}
+
+// dataFiles describes the files for a commit on base. v3 tables need each
+// file's first row id, which depends on the base a (re)try commits on.
+func (wr written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]iceberg.DataFile, error) {
+	out := make([]iceberg.DataFile, 0, len(wr.files))
+	next := base.NextRowID()
+	for _, wf := range wr.files {
+		var first *int64
+		if base.Version() >= 3 {
+			id := next
+			first = &id
+			next += wf.f.Rows
+		}
+		df, err := dataFile(spec, wf.f, wf.values, first)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, df)
+	}
+	return out, nil
 }
 
 func (w *writer) run(ctx context.Context) (*Result, error) {
@@ -133,6 +160,13 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		}
 		if errors.Is(err, icecat.ErrTableAlreadyExists) {
 			return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
+		}
+		// A create that lost a race can fail with the catalog's own error
+		// (a unique-key violation on SQL): name what happened.
+		if op == request.OpCreate && !errors.Is(err, errs.ErrCommitStateUnknown) {
+			if ok, cerr := w.cat.CheckTableExists(context.WithoutCancel(ctx), w.ident); cerr == nil && ok {
+				return nil, fmt.Errorf("%w: table %s was created concurrently", errs.ErrTableAlreadyExists, w.id)
+			}
 		}
 		return nil, mapCatalogErr(err, w.id)
 	}
@@ -317,7 +351,7 @@ func buildSpec(sc *iceberg.Schema, fields []request.PartitionField, existing *ta
 	}
 	var pfs []iceberg.PartitionField
 	names := map[string]bool{}
-	for i, f := range fields {
+	for _, f := range fields {
 		src, ok := sc.FindFieldByName(f.Column)
 		if !ok {
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: column %q is not in the data", errs.ErrValidation, f.Column)
@@ -328,6 +362,16 @@ func buildSpec(sc *iceberg.Schema, fields []request.PartitionField, existing *ta
 		}
 		if !tr.CanTransform(src.Type) {
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: transform %s cannot be applied to column %q of type %s", errs.ErrValidation, f.Transform, f.Column, src.Type)
+		}
+		if prev, ok := existingField(existing, src.ID, tr); ok {
+			// REPLACE keeps the field id and name of a field it keeps, as
+			// Java's buildReplacement does, so an unchanged layout keeps its spec.
+			if names[prev.Name] {
+				return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: partition field %q given twice", errs.ErrInvalidArgument, prev.Name)
+			}
+			names[prev.Name] = true
+			pfs = append(pfs, prev)
+			continue
 		}
 		name := f.Column
 		switch {
@@ -342,9 +386,26 @@ func buildSpec(sc *iceberg.Schema, fields []request.PartitionField, existing *ta
 			return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: partition field %q given twice", errs.ErrInvalidArgument, name)
 		}
 		names[name] = true
-		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: nextID + i, Name: name, Transform: tr})
+		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: nextID, Name: name, Transform: tr})
+		nextID++
 	}
 	return iceberg.NewPartitionSpec(pfs...), nil
+}
+
+// existingField finds a partition field of an earlier spec of t on the same
+// source column and transform.
+func existingField(t *table.Table, sourceID int, tr iceberg.Transform) (iceberg.PartitionField, bool) {
+	if t == nil {
+		return iceberg.PartitionField{}, false
+	}
+	for _, spec := range t.Metadata().PartitionSpecs() {
+		for _, f := range spec.Fields() {
+			if len(f.SourceIDs) == 1 && f.SourceIDs[0] == sourceID && f.Transform.String() == tr.String() {
+				return f, true
+			}
+		}
+	}
+	return iceberg.PartitionField{}, false
 }
 
 // fileIO returns the table's write FileIO.
@@ -481,6 +542,7 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			continue
 		}
 		w.prog.Rows.Add(rec.NumRows())
+		w.prog.Bytes.Add(recordBytes(rec))
 		c, err := conf.Conform(rec)
 		if err != nil {
 			abort()
@@ -519,11 +581,6 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			abort()
 			return out, err
 		}
-		var b int64
-		for _, s := range order {
-			b += s.w.BytesWritten()
-		}
-		w.prog.Bytes.Store(b)
 	}
 	if err := w.input.Err(); err != nil {
 		abort()
@@ -539,12 +596,7 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			if err != nil {
 				continue
 			}
-			df, err := dataFile(p.spec, f, s.values)
-			if err != nil {
-				closeErr = errors.Join(closeErr, err)
-				continue
-			}
-			out.files = append(out.files, df)
+			out.files = append(out.files, writtenFile{f: f, values: s.values})
 			out.rows += f.Rows
 			out.bytes += f.Size
 			w.prog.Files.Add(1)
@@ -563,7 +615,7 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 	return out, nil
 }
 
-func dataFile(spec iceberg.PartitionSpec, f parquet.File, values map[int]any) (iceberg.DataFile, error) {
+func dataFile(spec iceberg.PartitionSpec, f parquet.File, values map[int]any, firstRowID *int64) (iceberg.DataFile, error) {
 	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, values, nil, nil, f.Rows, f.Size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, f.Path, err)
@@ -572,6 +624,9 @@ func dataFile(spec iceberg.PartitionSpec, f parquet.File, values map[int]any) (i
 		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets)
 	if len(f.NaNCounts) > 0 {
 		b.NaNValueCounts(f.NaNCounts)
+	}
+	if firstRowID != nil {
+		b.FirstRowID(*firstRowID)
 	}
 	return b.Build(), nil
 }
@@ -642,10 +697,14 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
 	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
+	files, err := wr.dataFiles(p.spec, base)
+	if err != nil {
+		return nil, nil, err
+	}
 	tx := staged.NewTransaction()
 	// Our files carry field ids, so no name mapping is needed (and a stale one
 	// would survive a replace).
-	if err := tx.AddDataFiles(ctx, wr.files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
+	if err := tx.AddDataFiles(ctx, files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
 		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
