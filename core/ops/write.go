@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -264,11 +265,13 @@ func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []tabl
 	} else if fv > old.Version() {
 		updates = append(updates, table.NewUpgradeFormatVersionUpdate(fv))
 	}
+	updates = append(updates, table.NewAddSchemaUpdate(sc), table.NewSetCurrentSchemaUpdate(-1))
+	if id, ok := sameSpec(old, spec); ok {
+		updates = append(updates, table.NewSetDefaultSpecUpdate(id))
+	} else {
+		updates = append(updates, table.NewAddPartitionSpecUpdate(&spec, old == nil), table.NewSetDefaultSpecUpdate(-1))
+	}
 	updates = append(updates,
-		table.NewAddSchemaUpdate(sc),
-		table.NewSetCurrentSchemaUpdate(-1),
-		table.NewAddPartitionSpecUpdate(&spec, old == nil),
-		table.NewSetDefaultSpecUpdate(-1),
 		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder),
 		table.NewSetDefaultSortOrderUpdate(-1),
 	)
@@ -295,6 +298,28 @@ func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []tabl
 		return nil, nil, fmt.Errorf("%w: building table metadata: %v", errs.ErrValidation, err)
 	}
 	return base, updates, nil
+}
+
+// sameSpec finds a spec of old with exactly spec's fields.
+func sameSpec(old table.Metadata, spec iceberg.PartitionSpec) (int, bool) {
+	if old == nil {
+		return 0, false
+	}
+	for _, sp := range old.PartitionSpecs() {
+		if sp.NumFields() != spec.NumFields() {
+			continue
+		}
+		same := true
+		for i := range sp.NumFields() {
+			a, b := sp.Field(i), spec.Field(i)
+			same = same && a.FieldID == b.FieldID && a.Name == b.Name && a.Transform.String() == b.Transform.String() &&
+				slices.Equal(a.SourceIDs, b.SourceIDs)
+		}
+		if same {
+			return sp.ID(), true
+		}
+	}
+	return 0, false
 }
 
 // sameShape makes a retried create/replace fail cleanly if the ids its files

@@ -258,3 +258,32 @@ func TestReplaceRaisesFormatVersionNeverLowers(t *testing.T) {
 		t.Errorf("lowering format-version failed with %v, want an argument or validation error", err)
 	}
 }
+
+// REPLACE with the same layout keeps the partition field ids and the spec,
+// as Java's buildReplacement does; a new transform gets a new field id.
+func TestReplaceReusesPartitionFields(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	byCat := []request.PartitionField{{Transform: "identity", Column: "cat"}}
+	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "local.db.t", PartitionBy: byCat}, rowsReader(t, 0, 30, 1))
+	specBefore := loadTable(t, s, "local.db.t").Metadata().PartitionSpec()
+
+	mustWrite(t, s, request.Request{Op: request.OpReplace, Table: "local.db.t", PartitionBy: byCat}, rowsReader(t, 100, 30, 1))
+	m := loadTable(t, s, "local.db.t").Metadata()
+	specAfter := m.PartitionSpec()
+	if !specAfter.Equals(specBefore) || specAfter.ID() != specBefore.ID() {
+		t.Fatalf("replace with the same layout changed the spec: %v (id %d) -> %v (id %d)", specBefore, specBefore.ID(), specAfter, specAfter.ID())
+	}
+
+	both := append(byCat, request.PartitionField{Transform: "bucket[4]", Column: "id"})
+	mustWrite(t, s, request.Request{Op: request.OpReplace, Table: "local.db.t", PartitionBy: both}, rowsReader(t, 200, 30, 1))
+	spec := loadTable(t, s, "local.db.t").Metadata().PartitionSpec()
+	ids := map[string]int{}
+	for _, f := range spec.Fields() {
+		ids[f.Name] = f.FieldID
+	}
+	if ids["cat"] != specBefore.Field(0).FieldID || ids["id_bucket"] <= ids["cat"] {
+		t.Fatalf("field ids after adding a bucket: %v (cat was %d)", ids, specBefore.Field(0).FieldID)
+	}
+	equalRows(t, readRows(t, s, "local.db.t", nil), expectRows([2]int64{200, 230}))
+}
