@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
@@ -111,12 +112,32 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties) (*Catalog, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, path, err)
 	}
-	c, err := sqlcat.NewCatalog(name, db, sqlcat.SQLite, p)
+	// Opening creates the catalog tables if needed; a writer holding the
+	// database can make that fail with SQLITE_BUSY before the busy timeout
+	// applies (schema changes and WAL set-up), so opening retries.
+	var c *sqlcat.Catalog
+	for wait := 20 * time.Millisecond; ; wait *= 2 {
+		c, err = sqlcat.NewCatalog(name, db, sqlcat.SQLite, p)
+		if err == nil || !isBusy(err) || wait > 5*time.Second {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			db.Close()
+			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrCancelled, name, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
 	return &Catalog{Catalog: c, Name: name, Props: p, close: db.Close}, nil
+}
+
+func isBusy(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
 
 func sqlitePath(uri string) (string, bool) {
