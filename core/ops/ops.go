@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
@@ -219,5 +218,3 @@ func summaryOf(sn *table.Snapshot) (string, map[string]string) {
 	}
 	return string(sn.Summary.Operation), maps.Clone(sn.Summary.Properties)
 }
-
-var _ = iceberg.ParquetFile
