@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -753,7 +754,7 @@ func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.
 	if err != nil {
 		return nil, err
 	}
-	return w.publish(ctx, reqs, updates)
+	return w.publish(ctx, p, reqs, updates)
 }
 
 // checkSchemaUnchanged makes a retried append fail cleanly when a concurrent
@@ -768,16 +769,54 @@ func checkSchemaUnchanged(m table.Metadata, p *plan) error {
 	return nil
 }
 
-func (w *writer) publish(ctx context.Context, reqs []table.Requirement, updates []table.Update) (*table.Table, error) {
+func (w *writer) publish(ctx context.Context, p *plan, reqs []table.Requirement, updates []table.Update) (*table.Table, error) {
 	if err := ctx.Err(); err != nil {
+		w.removeStaged(ctx, p, updates)
 		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 	}
 	// From here the commit runs to its end: a cancel arriving now must not
 	// leave its outcome unknown.
 	if _, _, err := w.cat.CommitTable(context.WithoutCancel(ctx), w.ident, reqs, updates); err != nil {
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			w.removeStaged(ctx, p, updates)
+		}
 		return nil, err
 	}
 	return w.cat.LoadTable(context.WithoutCancel(ctx), w.ident)
+}
+
+// removeStaged deletes the manifest list and the new manifests of the
+// snapshots in updates that did not get committed, so a retried or failed
+// commit leaves no orphan metadata files behind.
+func (w *writer) removeStaged(ctx context.Context, p *plan, updates []table.Update) {
+	fs, err := w.fileIO(context.WithoutCancel(ctx), p)
+	if err != nil {
+		return
+	}
+	for _, u := range updates {
+		if u.Action() != table.UpdateAddSnapshot {
+			continue
+		}
+		b, err := json.Marshal(u)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Snapshot table.Snapshot `json:"snapshot"`
+		}
+		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.ManifestList == "" {
+			continue
+		}
+		manifests, err := doc.Snapshot.Manifests(fs)
+		if err == nil {
+			for _, m := range manifests {
+				if m.SnapshotID() == doc.Snapshot.SnapshotID {
+					_ = fs.Remove(m.FilePath())
+				}
+			}
+		}
+		_ = fs.Remove(doc.Snapshot.ManifestList)
+	}
 }
 
 // commitCreate creates the table and its first snapshot in one catalog
@@ -797,7 +836,7 @@ func (w *writer) commitCreate(ctx context.Context, p *plan, wr written) (*table.
 	if err != nil {
 		return nil, err
 	}
-	return w.publish(ctx, []table.Requirement{table.AssertCreate()}, append(updates, snapUpdates...))
+	return w.publish(ctx, p, []table.Requirement{table.AssertCreate()}, append(updates, snapUpdates...))
 }
 
 // commitReplace replaces schema, spec, properties and main's data in one
@@ -824,7 +863,7 @@ func (w *writer) commitReplace(ctx context.Context, p *plan, wr written) (*table
 		mainID = &sn.SnapshotID
 	}
 	reqs := []table.Requirement{table.AssertTableUUID(old.TableUUID()), table.AssertRefSnapshotID(table.MainBranch, mainID)}
-	return w.publish(ctx, reqs, append(updates, snapUpdates...))
+	return w.publish(ctx, p, reqs, append(updates, snapUpdates...))
 }
 
 func (w *writer) ensureNamespace(ctx context.Context) error {

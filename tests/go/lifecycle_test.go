@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +145,33 @@ func TestConcurrentAppendsRetry(t *testing.T) {
 	equalRows(t, readRows(t, s, "local.db.t", nil), expectRows(spans...))
 	if files := e.dataFiles(t, "t"); fmt.Sprint(len(files)) != tbl.CurrentSnapshot().Summary.Properties["total-data-files"] {
 		t.Errorf("%d files on disk, total-data-files=%s: a retried commit left files behind", len(files), tbl.CurrentSnapshot().Summary.Properties["total-data-files"])
+	}
+	// Retried commits leave no manifest lists or manifests of their failed
+	// attempts: every Avro file in metadata/ belongs to a committed snapshot.
+	fsys, err := tbl.FS(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	referenced := map[string]bool{}
+	for _, sn := range m.Snapshots() {
+		referenced[strings.TrimPrefix(sn.ManifestList, "file://")] = true
+		manifests, err := sn.Manifests(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range manifests {
+			referenced[strings.TrimPrefix(mf.FilePath(), "file://")] = true
+		}
+	}
+	avros, _ := filepath.Glob(filepath.Join(e.tableDir("t"), "metadata", "*.avro"))
+	var orphans []string
+	for _, a := range avros {
+		if !referenced[a] {
+			orphans = append(orphans, filepath.Base(a))
+		}
+	}
+	if len(orphans) > 0 {
+		t.Errorf("%d metadata files of failed attempts left behind (of %d): %v", len(orphans), len(avros), orphans[:min(3, len(orphans))])
 	}
 }
 
