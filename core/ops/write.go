@@ -267,6 +267,11 @@ func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []tabl
 		updates = append(updates, table.NewUpgradeFormatVersionUpdate(fv))
 	}
 	updates = append(updates, table.NewAddSchemaUpdate(sc), table.NewSetCurrentSchemaUpdate(-1))
+	if old == nil {
+		// A create-via-commit starts from a metadata holding an empty schema
+		// 0; drop it so the table lists only its real schema.
+		updates = append(updates, table.NewRemoveSchemasUpdate([]int{0}))
+	}
 	if id, ok := sameSpec(old, spec); ok {
 		updates = append(updates, table.NewSetDefaultSpecUpdate(id))
 	} else {
