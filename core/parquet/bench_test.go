@@ -92,40 +92,45 @@ func lineitemBatches(b testing.TB) (*arrow.Schema, []arrow.RecordBatch) {
 }
 
 // BenchmarkWriteLineitem writes 1Mi lineitem-like rows with zstd through
-// one Writer, and through two Writers fed alternately from one goroutine.
+// one Writer, and through two Writers fed alternately from one goroutine,
+// with each encoder.
 func BenchmarkWriteLineitem(b *testing.B) {
 	sc, recs := lineitemBatches(b)
-	for _, writers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			var size int64
-			cpu0 := cpuSeconds()
-			for b.Loop() {
-				ws := make([]*Writer, writers)
-				for i := range ws {
-					ws[i] = NewWriter(b.Context(), &discardFS{}, sc, Options{Codec: "zstd"}, pathGen(fmt.Sprint("w", i)))
-				}
-				for i, rec := range recs {
-					if err := ws[i%writers].Write(rec); err != nil {
-						b.Fatal(err)
+	for _, enc := range []string{EncoderPqarrow, EncoderParquetGo} {
+		for _, writers := range []int{1, 2} {
+			b.Run(fmt.Sprintf("encoder=%s/writers=%d", enc, writers), func(b *testing.B) {
+				var size, rowGroups int64
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					ws := make([]*Writer, writers)
+					for i := range ws {
+						ws[i] = NewWriter(b.Context(), &discardFS{}, sc, Options{Codec: "zstd", Encoder: enc}, pathGen(fmt.Sprint("w", i)))
+					}
+					for i, rec := range recs {
+						if err := ws[i%writers].Write(rec); err != nil {
+							b.Fatal(err)
+						}
+					}
+					size, rowGroups = 0, 0
+					for _, w := range ws {
+						files, err := w.Close()
+						if err != nil {
+							b.Fatal(err)
+						}
+						for _, f := range files {
+							size += f.Size
+							rowGroups += int64(len(f.SplitOffsets))
+						}
 					}
 				}
-				size = 0
-				for _, w := range ws {
-					files, err := w.Close()
-					if err != nil {
-						b.Fatal(err)
-					}
-					for _, f := range files {
-						size += f.Size
-					}
-				}
-			}
-			// The machine is shared, so also report rows per CPU-second of
-			// this process, which other load does not distort.
-			b.ReportMetric(float64(benchRows)*float64(b.N)/(cpuSeconds()-cpu0), "rows/cpu-s")
-			b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-			b.ReportMetric(float64(size), "file-bytes")
-		})
+				// The machine is shared, so also report rows per CPU-second of
+				// this process, which other load does not distort.
+				b.ReportMetric(float64(benchRows)*float64(b.N)/(cpuSeconds()-cpu0), "rows/cpu-s")
+				b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+				b.ReportMetric(float64(size), "file-bytes")
+				b.ReportMetric(float64(rowGroups), "row-groups")
+			})
+		}
 	}
 }
 

@@ -326,3 +326,51 @@ func stringsSchema() *iceberg.Schema {
 		iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.String, Required: true},
 	)
 }
+
+// encoderCase is one encoder the writer tests run against: pqarrow on the
+// full schema (nested columns included), parquet-go on its flat part.
+type encoderCase struct {
+	enc  string
+	flat bool
+}
+
+var encoderCases = []encoderCase{{EncoderPqarrow, false}, {EncoderParquetGo, true}}
+
+// forEachEncoder runs fn as a subtest per encoder.
+func forEachEncoder(t *testing.T, fn func(t *testing.T, ec encoderCase)) {
+	t.Helper()
+	for _, ec := range encoderCases {
+		t.Run(ec.enc, func(t *testing.T) { fn(t, ec) })
+	}
+}
+
+// opts forces the case's encoder.
+func (ec encoderCase) opts(o Options) Options {
+	o.Encoder = ec.enc
+	return o
+}
+
+// batches is allTypesBatches, without the nested columns for a flat case.
+func (ec encoderCase) batches(t testing.TB, nBatches, rows int, seed uint64) (*arrow.Schema, []arrow.RecordBatch) {
+	if !ec.flat {
+		return allTypesBatches(t, nBatches, rows, seed)
+	}
+	sc := arrowSchema(t, flatTypesSchema())
+	r := rand.New(rand.NewPCG(seed, 7))
+	recs := make([]arrow.RecordBatch, nBatches)
+	for i := range recs {
+		recs[i] = randomBatch(sc, rows, r)
+	}
+	return sc, recs
+}
+
+// flatTypesSchema is allTypesSchema without its struct, list and map.
+func flatTypesSchema() *iceberg.Schema {
+	var flat []iceberg.NestedField
+	for _, f := range allTypesSchema().Fields() {
+		if _, nested := f.Type.(iceberg.NestedType); !nested {
+			flat = append(flat, f)
+		}
+	}
+	return iceberg.NewSchema(0, flat...)
+}

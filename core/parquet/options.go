@@ -52,6 +52,11 @@ type Options struct {
 	// A partitioned write decides once on whole batches (see
 	// DecideDictionary): a small partition's first batch says too little.
 	NoDictionary []string
+	// Encoder picks the Parquet encoder: "auto" (or empty) uses parquet-go
+	// for schemas of only top-level primitive columns and arrow-go's pqarrow
+	// otherwise; "pqarrow" and "parquet-go" force one (parquet-go accepts
+	// only such flat schemas).
+	Encoder string
 }
 
 // DecideDictionary returns o with NoDictionary decided from sample, a batch
@@ -133,6 +138,11 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 	return o, nil
 }
 
+// defaultEncoder is what "auto" means. It is a variable so that a benchmark
+// binary can be built to compare encoders:
+// -ldflags "-X github.com/pyiceberg-go/pyiceberg-go/core/parquet.defaultEncoder=pqarrow".
+var defaultEncoder = EncoderAuto
+
 // DefaultZstdLevel is the zstd level used when none is configured.
 const DefaultZstdLevel = 1
 
@@ -168,6 +178,14 @@ func (o Options) resolve() (resolved, error) {
 			PropCompressionCodec, o.Codec, errs.ErrInvalidArgument)
 	}
 	r.Codec, r.codec = name, info.codec
+	switch enc := strings.ToLower(strings.TrimSpace(o.Encoder)); enc {
+	case "", EncoderAuto:
+		r.Encoder = defaultEncoder
+	case EncoderPqarrow, EncoderParquetGo:
+		r.Encoder = enc
+	default:
+		return resolved{}, fmt.Errorf("encoder %q: want auto, pqarrow or parquet-go: %w", o.Encoder, errs.ErrInvalidArgument)
+	}
 	if o.Level != nil {
 		l := *o.Level
 		if !info.levels {

@@ -56,6 +56,8 @@ type Writer struct {
 	optErr  error
 	newPath func() string
 	floats  bool
+	// flat is set when the parquet-go encoder writes the files.
+	flat []flatColumn
 
 	queue     chan arrow.RecordBatch
 	stop      chan struct{}
@@ -81,7 +83,7 @@ type openFile struct {
 	out         icebergio.FileWriter
 	buf         *bufio.Writer
 	cnt         *countingWriter
-	fw          *pqarrow.FileWriter
+	fw          fileEncoder
 	nan         map[int]int64
 	rows        int64
 	rgRows      int64 // rows in the buffered row group
@@ -118,6 +120,16 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 	}
 	for _, f := range schema.Fields() {
 		w.floats = w.floats || hasFloat(f.Type)
+	}
+	if err == nil && r.Encoder != EncoderPqarrow {
+		cols, why, ok := flatSchema(schema)
+		switch {
+		case ok:
+			w.flat = cols
+		case r.Encoder == EncoderParquetGo:
+			w.optErr = fmt.Errorf("parquet writer: encoder parquet-go: column %q is not a top-level primitive column: %w",
+				why, errs.ErrInvalidArgument)
+		}
 	}
 	return w
 }
@@ -291,6 +303,13 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
 		if rg >= w.opts.RowGroupBytes {
 			w.cur.newRowGroup = true
 		}
+		// An encoder that over-estimates (parquet-go counts buffered values
+		// and dictionaries uncompressed) would roll the first file early:
+		// cut a first, small row group to learn the real bytes per row.
+		if w.cur.fw.overestimates() && w.perRow == 0 && w.cur.flushedRows == 0 && rg >= w.opts.TargetFileSize/4 {
+			w.cur.newRowGroup = true
+			est = w.cur.cnt.n
+		}
 		w.bytes.Store(w.doneBytes + est)
 		if est >= w.opts.TargetFileSize {
 			if err := w.finishFile(); err != nil {
@@ -308,12 +327,16 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
 // groups already flushed (or of the previous file), whichever is larger.
 func (w *Writer) estimate() (file, rowGroup int64) {
 	c := w.cur
-	rowGroup = c.fw.RowGroupTotalCompressedBytes()
+	rowGroup = c.fw.rowGroupBytes(c.cnt.n)
 	perRow := w.perRow
 	if c.flushedRows > 0 {
 		perRow = float64(c.cnt.n) / float64(c.flushedRows)
 	}
-	rowGroup = max(rowGroup, int64(float64(c.rgRows)*perRow))
+	if c.fw.overestimates() && perRow > 0 {
+		rowGroup = int64(float64(c.rgRows) * perRow)
+	} else {
+		rowGroup = max(rowGroup, int64(float64(c.rgRows)*perRow))
+	}
 	return c.cnt.n + rowGroup, rowGroup
 }
 
@@ -348,13 +371,13 @@ func arrowBytesPerRow(rec arrow.RecordBatch) float64 {
 func (f *openFile) write(rec arrow.RecordBatch, floats bool) error {
 	if f.newRowGroup {
 		f.newRowGroup = false
-		if err := f.fw.NewBufferedRowGroupChecked(); err != nil {
+		if err := f.fw.newRowGroup(); err != nil {
 			return err
 		}
 		f.flushedRows += f.rgRows
 		f.rgRows = 0
 	}
-	if err := f.fw.WriteBuffered(rec); err != nil {
+	if err := f.fw.write(rec); err != nil {
 		return err
 	}
 	f.rows += rec.NumRows()
@@ -389,11 +412,19 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 	cnt := &countingWriter{w: buf}
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
-	fw, err := pqarrow.NewFileWriter(w.schema, cnt, w.opts.writerProps(noDict), pqarrow.DefaultWriterProps())
-	if err != nil {
-		return fmt.Errorf("parquet writer: %s: %w", path, err)
+	if w.flat != nil {
+		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict)
+		if err != nil {
+			return fmt.Errorf("parquet writer: %s: %w", path, err)
+		}
+		f.fw = enc
+	} else {
+		fw, err := pqarrow.NewFileWriter(w.schema, cnt, w.opts.writerProps(noDict), pqarrow.DefaultWriterProps())
+		if err != nil {
+			return fmt.Errorf("parquet writer: %s: %w", path, err)
+		}
+		f.fw = pqarrowEncoder{fw}
 	}
-	f.fw = fw
 	for _, fld := range w.schema.Fields() {
 		floatIDs(fld, f.nan)
 	}
@@ -407,12 +438,9 @@ func (w *Writer) finishFile() error {
 	if c == nil {
 		return nil
 	}
-	if err := c.fw.Close(); err != nil {
-		return fmt.Errorf("parquet writer: closing %s: %w", c.path, withIO(err))
-	}
-	meta, err := c.fw.FileMetadata()
+	meta, err := c.fw.close()
 	if err != nil {
-		return fmt.Errorf("parquet writer: footer of %s: %w", c.path, err)
+		return fmt.Errorf("parquet writer: closing %s: %w", c.path, err)
 	}
 	if err := c.buf.Flush(); err != nil {
 		return fmt.Errorf("parquet writer: writing %s: %w: %w", c.path, errs.ErrIO, err)
@@ -425,6 +453,7 @@ func (w *Writer) finishFile() error {
 	if err := footerMetrics(meta, &f); err != nil {
 		return fmt.Errorf("parquet writer: metrics of %s: %w", c.path, err)
 	}
+	c.fw.fixMetrics(&f)
 	w.files = append(w.files, f)
 	w.doneBytes += f.Size
 	if f.Rows > 0 {

@@ -36,99 +36,117 @@ func allTypesBatches(t testing.TB, nBatches, rows int, seed uint64) (*arrow.Sche
 }
 
 func TestWriterRoundTripsEveryType(t *testing.T) {
-	sc, recs := allTypesBatches(t, 3, 3000, 1)
-	fs := newMemFS()
-	files := writeAll(t, fs, sc, Options{}, recs)
-	if len(files) != 1 {
-		t.Fatalf("want 1 file, got %d", len(files))
-	}
-	tbl := readBack(t, fs.bytes(t, files[0].Path))
-	defer tbl.Release()
-	if tbl.NumRows() != 9000 || files[0].Rows != 9000 {
-		t.Fatalf("rows: table %d, File %d", tbl.NumRows(), files[0].Rows)
-	}
-	for i, f := range sc.Fields() {
-		var in []arrow.Array
-		for _, rec := range recs {
-			in = append(in, rec.Column(i))
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 3, 3000, 1)
+		fs := newMemFS()
+		files := writeAll(t, fs, sc, ec.opts(Options{}), recs)
+		if len(files) != 1 {
+			t.Fatalf("want 1 file, got %d", len(files))
 		}
-		want := columnJSON(t, in)
-		got := columnJSON(t, tbl.Column(i).Data().Chunks())
-		if want != got {
-			t.Errorf("column %s differs after read back:\n got %.300s\nwant %.300s", f.Name, got, want)
+		tbl := readBack(t, fs.bytes(t, files[0].Path))
+		defer tbl.Release()
+		if tbl.NumRows() != 9000 || files[0].Rows != 9000 {
+			t.Fatalf("rows: table %d, File %d", tbl.NumRows(), files[0].Rows)
 		}
-		gotID, _ := fieldID(tbl.Schema().Field(i))
-		wantID, _ := fieldID(f)
-		if gotID != wantID {
-			t.Errorf("column %s field id %d, want %d", f.Name, gotID, wantID)
+		for i, f := range sc.Fields() {
+			var in []arrow.Array
+			for _, rec := range recs {
+				in = append(in, rec.Column(i))
+			}
+			want := columnJSON(t, in)
+			got := columnJSON(t, tbl.Column(i).Data().Chunks())
+			if want != got {
+				t.Errorf("column %s differs after read back:\n got %.300s\nwant %.300s", f.Name, got, want)
+			}
+			gotID, _ := fieldID(tbl.Schema().Field(i))
+			wantID, _ := fieldID(f)
+			if gotID != wantID {
+				t.Errorf("column %s field id %d, want %d", f.Name, gotID, wantID)
+			}
 		}
-	}
+	})
 }
 
 func TestWriterParquetTypesMatchIceberg(t *testing.T) {
-	sc, recs := allTypesBatches(t, 1, 100, 2)
-	fs := newMemFS()
-	files := writeAll(t, fs, sc, Options{}, recs)
-	rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, files[0].Path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	psc := rdr.MetaData().Schema
-	type want struct {
-		phys    pq.Type
-		logical string
-		id      int32
-	}
-	wants := map[string]want{
-		"i":                  {pq.Types.Int32, "Int(bitWidth=32, isSigned=true)", 2},
-		"l":                  {pq.Types.Int64, "Int(bitWidth=64, isSigned=true)", 3},
-		"f":                  {pq.Types.Float, "None", 4},
-		"d":                  {pq.Types.Double, "None", 5},
-		"dec9":               {pq.Types.Int32, "Decimal(precision=9, scale=2)", 6},
-		"dec18":              {pq.Types.Int64, "Decimal(precision=18, scale=4)", 7},
-		"dec38":              {pq.Types.FixedLenByteArray, "Decimal(precision=38, scale=10)", 8},
-		"date":               {pq.Types.Int32, "Date", 9},
-		"time":               {pq.Types.Int64, "Time(isAdjustedToUTC=false, timeUnit=microseconds)", 10},
-		"ts":                 {pq.Types.Int64, "Timestamp(isAdjustedToUTC=false, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)", 11},
-		"tstz":               {pq.Types.Int64, "Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)", 12},
-		"s":                  {pq.Types.ByteArray, "String", 13},
-		"u":                  {pq.Types.FixedLenByteArray, "UUID", 14},
-		"fx":                 {pq.Types.FixedLenByteArray, "None", 15},
-		"bin":                {pq.Types.ByteArray, "None", 16},
-		"st.si":              {pq.Types.Int32, "Int(bitWidth=32, isSigned=true)", 18},
-		"lst.list.element":   {pq.Types.Double, "None", 22},
-		"mp.key_value.key":   {pq.Types.ByteArray, "String", 24},
-		"mp.key_value.value": {pq.Types.Int64, "Int(bitWidth=64, isSigned=true)", 25},
-	}
-	seen := 0
-	for j := 0; j < psc.NumColumns(); j++ {
-		col := psc.Column(j)
-		w, ok := wants[col.Path()]
-		if !ok {
-			continue
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 1, 100, 2)
+		fs := newMemFS()
+		files := writeAll(t, fs, sc, ec.opts(Options{}), recs)
+		rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, files[0].Path)))
+		if err != nil {
+			t.Fatal(err)
 		}
-		seen++
-		if col.PhysicalType() != w.phys || col.LogicalType().String() != w.logical || col.SchemaNode().FieldID() != w.id {
-			t.Errorf("%s: got %s %s id %d, want %s %s id %d", col.Path(), col.PhysicalType(), col.LogicalType(),
-				col.SchemaNode().FieldID(), w.phys, w.logical, w.id)
+		defer rdr.Close()
+		psc := rdr.MetaData().Schema
+		type want struct {
+			phys    pq.Type
+			logical string
+			id      int32
 		}
-	}
-	if seen != len(wants) {
-		t.Errorf("found %d of %d expected columns", seen, len(wants))
-	}
-	if n := psc.Column(psc.ColumnIndexByName("u")).TypeLength(); n != 16 {
-		t.Errorf("uuid length %d", n)
-	}
-	// Iceberg's 3-level list and map groups.
-	lst := psc.Root().Field(psc.Root().FieldIndexByName("lst")).(*schema.GroupNode)
-	if lst.LogicalType().String() != "List" || lst.FieldID() != 21 {
-		t.Errorf("list group: %s id %d", lst.LogicalType(), lst.FieldID())
-	}
-	mp := psc.Root().Field(psc.Root().FieldIndexByName("mp")).(*schema.GroupNode)
-	if mp.LogicalType().String() != "Map" || mp.FieldID() != 23 {
-		t.Errorf("map group: %s id %d", mp.LogicalType(), mp.FieldID())
-	}
+		wants := map[string]want{
+			"i":                  {pq.Types.Int32, "Int(bitWidth=32, isSigned=true)", 2},
+			"l":                  {pq.Types.Int64, "Int(bitWidth=64, isSigned=true)", 3},
+			"f":                  {pq.Types.Float, "None", 4},
+			"d":                  {pq.Types.Double, "None", 5},
+			"dec9":               {pq.Types.Int32, "Decimal(precision=9, scale=2)", 6},
+			"dec18":              {pq.Types.Int64, "Decimal(precision=18, scale=4)", 7},
+			"dec38":              {pq.Types.FixedLenByteArray, "Decimal(precision=38, scale=10)", 8},
+			"date":               {pq.Types.Int32, "Date", 9},
+			"time":               {pq.Types.Int64, "Time(isAdjustedToUTC=false, timeUnit=microseconds)", 10},
+			"ts":                 {pq.Types.Int64, "Timestamp(isAdjustedToUTC=false, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)", 11},
+			"tstz":               {pq.Types.Int64, "Timestamp(isAdjustedToUTC=true, timeUnit=microseconds, is_from_converted_type=false, force_set_converted_type=false)", 12},
+			"s":                  {pq.Types.ByteArray, "String", 13},
+			"u":                  {pq.Types.FixedLenByteArray, "UUID", 14},
+			"fx":                 {pq.Types.FixedLenByteArray, "None", 15},
+			"bin":                {pq.Types.ByteArray, "None", 16},
+			"st.si":              {pq.Types.Int32, "Int(bitWidth=32, isSigned=true)", 18},
+			"lst.list.element":   {pq.Types.Double, "None", 22},
+			"mp.key_value.key":   {pq.Types.ByteArray, "String", 24},
+			"mp.key_value.value": {pq.Types.Int64, "Int(bitWidth=64, isSigned=true)", 25},
+		}
+		if ec.flat {
+			for k := range wants {
+				if strings.Contains(k, ".") {
+					delete(wants, k)
+				}
+			}
+		}
+		// The file says which encoder wrote it.
+		if by := rdr.MetaData().GetCreatedBy(); strings.Contains(by, "github.com/parquet-go") != (ec.enc == EncoderParquetGo) {
+			t.Errorf("encoder %s: file created by %q", ec.enc, by)
+		}
+		seen := 0
+		for j := 0; j < psc.NumColumns(); j++ {
+			col := psc.Column(j)
+			w, ok := wants[col.Path()]
+			if !ok {
+				continue
+			}
+			seen++
+			if col.PhysicalType() != w.phys || col.LogicalType().String() != w.logical || col.SchemaNode().FieldID() != w.id {
+				t.Errorf("%s: got %s %s id %d, want %s %s id %d", col.Path(), col.PhysicalType(), col.LogicalType(),
+					col.SchemaNode().FieldID(), w.phys, w.logical, w.id)
+			}
+		}
+		if seen != len(wants) {
+			t.Errorf("found %d of %d expected columns", seen, len(wants))
+		}
+		if n := psc.Column(psc.ColumnIndexByName("u")).TypeLength(); n != 16 {
+			t.Errorf("uuid length %d", n)
+		}
+		if ec.flat {
+			return
+		}
+		// Iceberg's 3-level list and map groups.
+		lst := psc.Root().Field(psc.Root().FieldIndexByName("lst")).(*schema.GroupNode)
+		if lst.LogicalType().String() != "List" || lst.FieldID() != 21 {
+			t.Errorf("list group: %s id %d", lst.LogicalType(), lst.FieldID())
+		}
+		mp := psc.Root().Field(psc.Root().FieldIndexByName("mp")).(*schema.GroupNode)
+		if mp.LogicalType().String() != "Map" || mp.FieldID() != 23 {
+			t.Errorf("map group: %s id %d", mp.LogicalType(), mp.FieldID())
+		}
+	})
 }
 
 // leafValues collects the valid values of one primitive column (a
@@ -295,7 +313,12 @@ func expectedBounds(lv *leafValues) (lo, hi []byte, hasHi bool) {
 			lo = lo[:16]
 		}
 		if len(hi) > 16 {
-			hi = bytes.TrimRight(hi[:16], "\xff")
+			// Drop trailing 0xFF bytes by hand: bytes.TrimRight with "\xff"
+			// would trim every invalid UTF-8 byte.
+			hi = hi[:16]
+			for len(hi) > 0 && hi[len(hi)-1] == 0xFF {
+				hi = hi[:len(hi)-1]
+			}
 			if len(hi) == 0 {
 				return lo, nil, false
 			}
@@ -307,19 +330,21 @@ func expectedBounds(lv *leafValues) (lo, hi []byte, hasHi bool) {
 }
 
 func TestWriterMetricsMatchArrowData(t *testing.T) {
-	sc, recs := allTypesBatches(t, 4, 2500, 3)
-	// One row group, and several whose statistics are merged.
-	for _, opts := range []Options{{}, {RowGroupBytes: 32 << 10, PageBytes: 4 << 10}} {
-		fs := newMemFS()
-		files := writeAll(t, fs, sc, opts, recs)
-		if len(files) != 1 {
-			t.Fatalf("%d files", len(files))
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 4, 2500, 3)
+		// One row group, and several whose statistics are merged.
+		for _, opts := range []Options{{}, {RowGroupBytes: 32 << 10, PageBytes: 4 << 10}} {
+			fs := newMemFS()
+			files := writeAll(t, fs, sc, ec.opts(opts), recs)
+			if len(files) != 1 {
+				t.Fatalf("%d files", len(files))
+			}
+			if opts.RowGroupBytes > 0 && len(files[0].SplitOffsets) < 3 {
+				t.Fatalf("%d row groups, want several", len(files[0].SplitOffsets))
+			}
+			checkMetrics(t, fs, sc, recs, files[0])
 		}
-		if opts.RowGroupBytes > 0 && len(files[0].SplitOffsets) < 3 {
-			t.Fatalf("%d row groups, want several", len(files[0].SplitOffsets))
-		}
-		checkMetrics(t, fs, sc, recs, files[0])
-	}
+	})
 }
 
 func checkMetrics(t *testing.T, fs *memFS, sc *arrow.Schema, recs []arrow.RecordBatch, f File) {
@@ -352,6 +377,12 @@ func checkMetrics(t *testing.T, fs *memFS, sc *arrow.Schema, recs []arrow.Record
 		if got, ok := f.Upper[id]; ok != hasHi || !bytes.Equal(got, hi) {
 			t.Errorf("field %d (%s) upper %x, want %x", id, lv.typ, got, hi)
 		}
+	}
+	if f.Size != int64(len(fs.bytes(t, f.Path))) {
+		t.Errorf("Size %d, file has %d bytes", f.Size, len(fs.bytes(t, f.Path)))
+	}
+	if _, nested := sc.FieldsByName("lst"); !nested {
+		return
 	}
 	// List and map leaves: counts of every level slot, a NaN count for the
 	// float element, no bounds.
@@ -391,43 +422,42 @@ func checkMetrics(t *testing.T, fs *memFS, sc *arrow.Schema, recs []arrow.Record
 	if f.NaNCounts[22] != listNaN {
 		t.Errorf("list element NaN count %d, want %d", f.NaNCounts[22], listNaN)
 	}
-	if f.Size != int64(len(fs.bytes(t, f.Path))) {
-		t.Errorf("Size %d, file has %d bytes", f.Size, len(fs.bytes(t, f.Path)))
-	}
 }
 
 func TestNaNOnlyFloatColumnHasNoBounds(t *testing.T) {
-	sc := arrowSchema(t, floatsSchema())
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	for i := 0; i < 100; i++ {
-		b.Field(0).(*array.Float64Builder).Append(math.NaN())
-		b.Field(1).(*array.Float32Builder).Append(float32(i) - 50.5)
-		if i%3 == 0 {
-			b.Field(1).(*array.Float32Builder).Append(float32(math.NaN()))
-			b.Field(0).(*array.Float64Builder).AppendNull()
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc := arrowSchema(t, floatsSchema())
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for i := 0; i < 100; i++ {
+			b.Field(0).(*array.Float64Builder).Append(math.NaN())
+			b.Field(1).(*array.Float32Builder).Append(float32(i) - 50.5)
+			if i%3 == 0 {
+				b.Field(1).(*array.Float32Builder).Append(float32(math.NaN()))
+				b.Field(0).(*array.Float64Builder).AppendNull()
+			}
 		}
-	}
-	rec := b.NewRecordBatch()
-	b.Release()
-	fs := newMemFS()
-	f := writeAll(t, fs, sc, Options{}, []arrow.RecordBatch{rec})[0]
-	if _, ok := f.Lower[1]; ok {
-		t.Errorf("NaN-only column has a lower bound %x", f.Lower[1])
-	}
-	if _, ok := f.Upper[1]; ok {
-		t.Errorf("NaN-only column has an upper bound %x", f.Upper[1])
-	}
-	if f.NaNCounts[1] != 100 || f.NullCounts[1] != 34 {
-		t.Errorf("NaN-only column: NaN %d nulls %d", f.NaNCounts[1], f.NullCounts[1])
-	}
-	if f.NaNCounts[2] != 34 {
-		t.Errorf("float column NaN count %d, want 34", f.NaNCounts[2])
-	}
-	lo := math.Float32frombits(binary.LittleEndian.Uint32(f.Lower[2]))
-	hi := math.Float32frombits(binary.LittleEndian.Uint32(f.Upper[2]))
-	if lo != -50.5 || hi != 48.5 {
-		t.Errorf("float bounds %v %v, want -50.5 48.5", lo, hi)
-	}
+		rec := b.NewRecordBatch()
+		b.Release()
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, ec.opts(Options{}), []arrow.RecordBatch{rec})[0]
+		if _, ok := f.Lower[1]; ok {
+			t.Errorf("NaN-only column has a lower bound %x", f.Lower[1])
+		}
+		if _, ok := f.Upper[1]; ok {
+			t.Errorf("NaN-only column has an upper bound %x", f.Upper[1])
+		}
+		if f.NaNCounts[1] != 100 || f.NullCounts[1] != 34 {
+			t.Errorf("NaN-only column: NaN %d nulls %d", f.NaNCounts[1], f.NullCounts[1])
+		}
+		if f.NaNCounts[2] != 34 {
+			t.Errorf("float column NaN count %d, want 34", f.NaNCounts[2])
+		}
+		lo := math.Float32frombits(binary.LittleEndian.Uint32(f.Lower[2]))
+		hi := math.Float32frombits(binary.LittleEndian.Uint32(f.Upper[2]))
+		if lo != -50.5 || hi != 48.5 {
+			t.Errorf("float bounds %v %v, want -50.5 48.5", lo, hi)
+		}
+	})
 }
 
 func TestStringBoundsTruncateAndIncrement(t *testing.T) {
@@ -471,146 +501,154 @@ func TestStringBoundsTruncateAndIncrement(t *testing.T) {
 }
 
 func TestStringUpperBoundOmittedWhenNotIncrementable(t *testing.T) {
-	sc := arrowSchema(t, stringsSchema())
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	b.Field(0).(*array.StringBuilder).AppendValues([]string{"b", strings.Repeat("\U0010FFFF", 20)}, nil)
-	b.Field(1).(*array.StringBuilder).AppendValues([]string{"zzzzzzzzzzzzzzzzzzzz", "a"}, nil)
-	rec := b.NewRecordBatch()
-	b.Release()
-	f := writeAll(t, newMemFS(), sc, Options{}, []arrow.RecordBatch{rec})[0]
-	if string(f.Lower[1]) != "b" {
-		t.Errorf("lower %q", f.Lower[1])
-	}
-	if _, ok := f.Upper[1]; ok {
-		t.Errorf("upper bound %q should be omitted", f.Upper[1])
-	}
-	if string(f.Upper[2]) != strings.Repeat("z", 15)+"{" {
-		t.Errorf("upper %q", f.Upper[2])
-	}
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc := arrowSchema(t, stringsSchema())
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		b.Field(0).(*array.StringBuilder).AppendValues([]string{"b", strings.Repeat("\U0010FFFF", 20)}, nil)
+		b.Field(1).(*array.StringBuilder).AppendValues([]string{"zzzzzzzzzzzzzzzzzzzz", "a"}, nil)
+		rec := b.NewRecordBatch()
+		b.Release()
+		f := writeAll(t, newMemFS(), sc, ec.opts(Options{}), []arrow.RecordBatch{rec})[0]
+		if string(f.Lower[1]) != "b" {
+			t.Errorf("lower %q", f.Lower[1])
+		}
+		if _, ok := f.Upper[1]; ok {
+			t.Errorf("upper bound %q should be omitted", f.Upper[1])
+		}
+		if string(f.Upper[2]) != strings.Repeat("z", 15)+"{" {
+			t.Errorf("upper %q", f.Upper[2])
+		}
+	})
 }
 
 func TestSplitOffsetsAreRowGroupStarts(t *testing.T) {
-	sc, recs := allTypesBatches(t, 8, 2000, 4)
-	fs := newMemFS()
-	files := writeAll(t, fs, sc, Options{RowGroupBytes: 32 << 10, PageBytes: 4 << 10}, recs)
-	f := files[0]
-	rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, f.Path)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	md := rdr.MetaData()
-	if md.NumRowGroups() < 3 || len(f.SplitOffsets) != md.NumRowGroups() {
-		t.Fatalf("%d split offsets for %d row groups", len(f.SplitOffsets), md.NumRowGroups())
-	}
-	// Row groups are laid out back to back after the 4-byte magic.
-	next := int64(4)
-	for i, off := range f.SplitOffsets {
-		if off != next {
-			t.Errorf("split offset %d = %d, want %d", i, off, next)
-		}
-		rg := md.RowGroup(i)
-		for j := 0; j < rg.NumColumns(); j++ {
-			cc, _ := rg.ColumnChunk(j)
-			next += cc.TotalCompressedSize()
-		}
-	}
-	if !slices.IsSorted(f.SplitOffsets) {
-		t.Errorf("split offsets not ascending: %v", f.SplitOffsets)
-	}
-}
-
-func TestWriterRollsFilesAtTargetSize(t *testing.T) {
-	// A narrow schema: buffered pages (up to PageBytes and a dictionary per
-	// column) are not counted until cut, so they must be small against a row group.
-	sc := arrowSchema(t, iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "s", Type: iceberg.PrimitiveTypes.String},
-		iceberg.NestedField{ID: 3, Name: "d", Type: iceberg.PrimitiveTypes.Float64},
-		iceberg.NestedField{ID: 4, Name: "m", Type: iceberg.DecimalTypeOf(15, 2)},
-	))
-	r := rand.New(rand.NewPCG(5, 5))
-	var recs []arrow.RecordBatch
-	for range 15 {
-		recs = append(recs, randomBatch(sc, 2000, r))
-	}
-	opts := Options{TargetFileSize: 160 << 10, RowGroupBytes: 40 << 10, PageBytes: 1 << 10, DictionaryPageBytes: 2 << 10}
-	fs := newMemFS()
-	files := writeAll(t, fs, sc, opts, recs)
-	if len(files) < 3 {
-		t.Fatalf("want several files, got %d", len(files))
-	}
-	var rows int64
-	var chunks [][]arrow.Array
-	for i, f := range files {
-		data := fs.bytes(t, f.Path)
-		if f.Size != int64(len(data)) {
-			t.Errorf("file %d: Size %d, actual %d", i, f.Size, len(data))
-		}
-		if i < len(files)-1 && f.Size < opts.TargetFileSize {
-			t.Errorf("file %d: %d bytes, below target %d", i, f.Size, opts.TargetFileSize)
-		}
-		if f.Size > opts.TargetFileSize+opts.RowGroupBytes {
-			t.Errorf("file %d: %d bytes, above target + one row group %d", i, f.Size, opts.TargetFileSize+opts.RowGroupBytes)
-		}
-		if i < len(files)-1 && len(f.SplitOffsets) < 2 {
-			t.Errorf("file %d: %d row groups, want several", i, len(f.SplitOffsets))
-		}
-		t.Logf("file %d: %d bytes, %d rows, %d row groups", i, f.Size, f.Rows, len(f.SplitOffsets))
-		tbl := readBack(t, data)
-		if tbl.NumRows() != f.Rows {
-			t.Errorf("file %d: %d rows read, File says %d", i, tbl.NumRows(), f.Rows)
-		}
-		rows += f.Rows
-		for c := 0; c < int(tbl.NumCols()); c++ {
-			if i == 0 {
-				chunks = append(chunks, nil)
-			}
-			chunks[c] = append(chunks[c], tbl.Column(c).Data().Chunks()...)
-		}
-		defer tbl.Release()
-	}
-	if rows != 30000 {
-		t.Errorf("rows %d, want 30000", rows)
-	}
-	for c := range chunks {
-		var in []arrow.Array
-		for _, rec := range recs {
-			in = append(in, rec.Column(c))
-		}
-		if columnJSON(t, in) != columnJSON(t, chunks[c]) {
-			t.Errorf("column %d differs across rolled files", c)
-		}
-	}
-}
-
-func TestCodecsAreWrittenAsNamed(t *testing.T) {
-	sc, recs := allTypesBatches(t, 1, 500, 6)
-	want := map[string]compress.Compression{
-		"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
-		"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4Raw,
-		"uncompressed": compress.Codecs.Uncompressed, "none": compress.Codecs.Uncompressed, "": compress.Codecs.Zstd,
-		"ZSTD": compress.Codecs.Zstd,
-	}
-	for name, codec := range want {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 8, 2000, 4)
 		fs := newMemFS()
-		f := writeAll(t, fs, sc, Options{Codec: name}, recs)[0]
-		data := fs.bytes(t, f.Path)
-		rdr, err := file.NewParquetReader(bytes.NewReader(data))
+		files := writeAll(t, fs, sc, ec.opts(Options{RowGroupBytes: 32 << 10, PageBytes: 4 << 10}), recs)
+		f := files[0]
+		rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, f.Path)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cc, _ := rdr.MetaData().RowGroup(0).ColumnChunk(0)
-		if cc.Compression() != codec {
-			t.Errorf("codec %q wrote %s, want %s", name, cc.Compression(), codec)
+		defer rdr.Close()
+		md := rdr.MetaData()
+		if md.NumRowGroups() < 3 || len(f.SplitOffsets) != md.NumRowGroups() {
+			t.Fatalf("%d split offsets for %d row groups", len(f.SplitOffsets), md.NumRowGroups())
 		}
-		rdr.Close()
-		tbl := readBack(t, data)
-		if tbl.NumRows() != 500 {
-			t.Errorf("codec %q: read %d rows", name, tbl.NumRows())
+		// Row groups are laid out back to back after the 4-byte magic.
+		next := int64(4)
+		for i, off := range f.SplitOffsets {
+			if off != next {
+				t.Errorf("split offset %d = %d, want %d", i, off, next)
+			}
+			rg := md.RowGroup(i)
+			for j := 0; j < rg.NumColumns(); j++ {
+				cc, _ := rg.ColumnChunk(j)
+				next += cc.TotalCompressedSize()
+			}
 		}
-		tbl.Release()
-	}
+		if !slices.IsSorted(f.SplitOffsets) {
+			t.Errorf("split offsets not ascending: %v", f.SplitOffsets)
+		}
+	})
+}
+
+func TestWriterRollsFilesAtTargetSize(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		// A narrow schema: buffered pages (up to PageBytes and a dictionary per
+		// column) are not counted until cut, so they must be small against a row group.
+		sc := arrowSchema(t, iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 2, Name: "s", Type: iceberg.PrimitiveTypes.String},
+			iceberg.NestedField{ID: 3, Name: "d", Type: iceberg.PrimitiveTypes.Float64},
+			iceberg.NestedField{ID: 4, Name: "m", Type: iceberg.DecimalTypeOf(15, 2)},
+		))
+		r := rand.New(rand.NewPCG(5, 5))
+		var recs []arrow.RecordBatch
+		for range 15 {
+			recs = append(recs, randomBatch(sc, 2000, r))
+		}
+		opts := Options{TargetFileSize: 160 << 10, RowGroupBytes: 40 << 10, PageBytes: 1 << 10, DictionaryPageBytes: 2 << 10}
+		fs := newMemFS()
+		files := writeAll(t, fs, sc, ec.opts(opts), recs)
+		if len(files) < 3 {
+			t.Fatalf("want several files, got %d", len(files))
+		}
+		var rows int64
+		var chunks [][]arrow.Array
+		for i, f := range files {
+			data := fs.bytes(t, f.Path)
+			if f.Size != int64(len(data)) {
+				t.Errorf("file %d: Size %d, actual %d", i, f.Size, len(data))
+			}
+			if i < len(files)-1 && f.Size < opts.TargetFileSize {
+				t.Errorf("file %d: %d bytes, below target %d", i, f.Size, opts.TargetFileSize)
+			}
+			if f.Size > opts.TargetFileSize+opts.RowGroupBytes {
+				t.Errorf("file %d: %d bytes, above target + one row group %d", i, f.Size, opts.TargetFileSize+opts.RowGroupBytes)
+			}
+			if i < len(files)-1 && len(f.SplitOffsets) < 2 {
+				t.Errorf("file %d: %d row groups, want several", i, len(f.SplitOffsets))
+			}
+			t.Logf("file %d: %d bytes, %d rows, %d row groups", i, f.Size, f.Rows, len(f.SplitOffsets))
+			tbl := readBack(t, data)
+			if tbl.NumRows() != f.Rows {
+				t.Errorf("file %d: %d rows read, File says %d", i, tbl.NumRows(), f.Rows)
+			}
+			rows += f.Rows
+			for c := 0; c < int(tbl.NumCols()); c++ {
+				if i == 0 {
+					chunks = append(chunks, nil)
+				}
+				chunks[c] = append(chunks[c], tbl.Column(c).Data().Chunks()...)
+			}
+			defer tbl.Release()
+		}
+		if rows != 30000 {
+			t.Errorf("rows %d, want 30000", rows)
+		}
+		for c := range chunks {
+			var in []arrow.Array
+			for _, rec := range recs {
+				in = append(in, rec.Column(c))
+			}
+			if columnJSON(t, in) != columnJSON(t, chunks[c]) {
+				t.Errorf("column %d differs across rolled files", c)
+			}
+		}
+	})
+}
+
+func TestCodecsAreWrittenAsNamed(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 1, 500, 6)
+		want := map[string]compress.Compression{
+			"zstd": compress.Codecs.Zstd, "snappy": compress.Codecs.Snappy, "gzip": compress.Codecs.Gzip,
+			"brotli": compress.Codecs.Brotli, "lz4": compress.Codecs.Lz4Raw,
+			"uncompressed": compress.Codecs.Uncompressed, "none": compress.Codecs.Uncompressed, "": compress.Codecs.Zstd,
+			"ZSTD": compress.Codecs.Zstd,
+		}
+		for name, codec := range want {
+			fs := newMemFS()
+			f := writeAll(t, fs, sc, ec.opts(Options{Codec: name}), recs)[0]
+			data := fs.bytes(t, f.Path)
+			rdr, err := file.NewParquetReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc, _ := rdr.MetaData().RowGroup(0).ColumnChunk(0)
+			if cc.Compression() != codec {
+				t.Errorf("codec %q wrote %s, want %s", name, cc.Compression(), codec)
+			}
+			rdr.Close()
+			tbl := readBack(t, data)
+			if tbl.NumRows() != 500 {
+				t.Errorf("codec %q: read %d rows", name, tbl.NumRows())
+			}
+			tbl.Release()
+		}
+	})
 }
 
 func TestUnknownCodecAndBadLevelsAreInvalidArguments(t *testing.T) {
@@ -675,32 +713,35 @@ func TestOptionsFromProperties(t *testing.T) {
 }
 
 func TestInjectedWriteErrorIsReturnedAndAbortListsFiles(t *testing.T) {
-	sc, recs := allTypesBatches(t, 10, 2000, 8)
-	fs := newMemFS()
-	fs.failAfter = 150 << 10
-	opts := Options{TargetFileSize: 100 << 10, RowGroupBytes: 20 << 10, PageBytes: 2 << 10}
-	w := NewWriter(t.Context(), fs, sc, opts, pathGen("mem://e"))
-	var werr error
-	for _, rec := range recs {
-		if werr = w.Write(rec); werr != nil {
-			break
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 10, 2000, 8)
+		fs := newMemFS()
+		// Below the target size: the first file fails part way through.
+		fs.failAfter = 60 << 10
+		opts := Options{TargetFileSize: 100 << 10, RowGroupBytes: 20 << 10, PageBytes: 2 << 10}
+		w := NewWriter(t.Context(), fs, sc, ec.opts(opts), pathGen("mem://e"))
+		var werr error
+		for _, rec := range recs {
+			if werr = w.Write(rec); werr != nil {
+				break
+			}
 		}
-	}
-	files, cerr := w.Close()
-	err := cmpErr(werr, cerr)
-	if !errors.Is(err, errs.ErrIO) || !errors.Is(err, errInjected) {
-		t.Fatalf("error %v, want an I/O error wrapping the injected one", err)
-	}
-	var paths []string
-	for _, f := range files {
-		paths = append(paths, f.Path)
-	}
-	if !slices.Equal(paths, fs.order) {
-		t.Errorf("Close returned %v, created %v", paths, fs.order)
-	}
-	if got := w.Abort(); !slices.Equal(got, fs.order) {
-		t.Errorf("Abort returned %v, created %v", got, fs.order)
-	}
+		files, cerr := w.Close()
+		err := cmpErr(werr, cerr)
+		if !errors.Is(err, errs.ErrIO) || !errors.Is(err, errInjected) {
+			t.Fatalf("error %v, want an I/O error wrapping the injected one", err)
+		}
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, f.Path)
+		}
+		if !slices.Equal(paths, fs.order) {
+			t.Errorf("Close returned %v, created %v", paths, fs.order)
+		}
+		if got := w.Abort(); !slices.Equal(got, fs.order) {
+			t.Errorf("Abort returned %v, created %v", got, fs.order)
+		}
+	})
 }
 
 func cmpErr(a, b error) error {
@@ -711,55 +752,61 @@ func cmpErr(a, b error) error {
 }
 
 func TestAbortListsCreatedFiles(t *testing.T) {
-	sc, recs := allTypesBatches(t, 6, 2000, 9)
-	fs := newMemFS()
-	w := NewWriter(t.Context(), fs, sc, Options{TargetFileSize: 50 << 10, PageBytes: 2 << 10}, pathGen("mem://a"))
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 6, 2000, 9)
+		fs := newMemFS()
+		w := NewWriter(t.Context(), fs, sc, ec.opts(Options{TargetFileSize: 50 << 10, PageBytes: 2 << 10}), pathGen("mem://a"))
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	got := w.Abort()
-	if len(got) == 0 || !slices.Equal(got, fs.order) {
-		t.Errorf("Abort returned %v, created %v", got, fs.order)
-	}
-	if err := w.Write(recs[0]); !errors.Is(err, errs.ErrInvalidArgument) {
-		t.Errorf("Write after Abort: %v", err)
-	}
+		got := w.Abort()
+		if len(got) == 0 || !slices.Equal(got, fs.order) {
+			t.Errorf("Abort returned %v, created %v", got, fs.order)
+		}
+		if err := w.Write(recs[0]); !errors.Is(err, errs.ErrInvalidArgument) {
+			t.Errorf("Write after Abort: %v", err)
+		}
+	})
 }
 
 func TestCreateFailureAndPanicBecomeErrors(t *testing.T) {
-	sc, recs := allTypesBatches(t, 1, 100, 10)
-	fs := newMemFS()
-	fs.failCreate = 1
-	w := NewWriter(t.Context(), fs, sc, Options{}, pathGen("mem://c"))
-	_ = w.Write(recs[0])
-	if _, err := w.Close(); !errors.Is(err, errs.ErrIO) {
-		t.Errorf("create failure: %v", err)
-	}
-	fs = newMemFS()
-	fs.panicWrite = true
-	w = NewWriter(t.Context(), fs, sc, Options{}, pathGen("mem://p"))
-	_ = w.Write(recs[0])
-	files, err := w.Close()
-	if err == nil || !strings.Contains(err.Error(), "injected panic") {
-		t.Errorf("panic: %v", err)
-	}
-	if len(files) != 1 || files[0].Path != "mem://p/00001.parquet" {
-		t.Errorf("files after panic: %+v", files)
-	}
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 1, 100, 10)
+		fs := newMemFS()
+		fs.failCreate = 1
+		w := NewWriter(t.Context(), fs, sc, ec.opts(Options{}), pathGen("mem://c"))
+		_ = w.Write(recs[0])
+		if _, err := w.Close(); !errors.Is(err, errs.ErrIO) {
+			t.Errorf("create failure: %v", err)
+		}
+		fs = newMemFS()
+		fs.panicWrite = true
+		w = NewWriter(t.Context(), fs, sc, ec.opts(Options{}), pathGen("mem://p"))
+		_ = w.Write(recs[0])
+		files, err := w.Close()
+		if err == nil || !strings.Contains(err.Error(), "injected panic") {
+			t.Errorf("panic: %v", err)
+		}
+		if len(files) != 1 || files[0].Path != "mem://p/00001.parquet" {
+			t.Errorf("files after panic: %+v", files)
+		}
+	})
 }
 
 func TestCancelledContextStopsWriter(t *testing.T) {
-	sc, recs := allTypesBatches(t, 1, 100, 11)
-	ctx, cancel := context.WithCancel(t.Context())
-	w := NewWriter(ctx, newMemFS(), sc, Options{}, pathGen("mem://x"))
-	cancel()
-	werr := w.Write(recs[0])
-	_, cerr := w.Close()
-	if err := cmpErr(werr, cerr); !errors.Is(err, errs.ErrCancelled) {
-		t.Errorf("cancelled write: %v", err)
-	}
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 1, 100, 11)
+		ctx, cancel := context.WithCancel(t.Context())
+		w := NewWriter(ctx, newMemFS(), sc, ec.opts(Options{}), pathGen("mem://x"))
+		cancel()
+		werr := w.Write(recs[0])
+		_, cerr := w.Close()
+		if err := cmpErr(werr, cerr); !errors.Is(err, errs.ErrCancelled) {
+			t.Errorf("cancelled write: %v", err)
+		}
+	})
 }
 
 func TestSchemaMismatchIsInvalidArgument(t *testing.T) {
@@ -777,122 +824,223 @@ func TestSchemaMismatchIsInvalidArgument(t *testing.T) {
 }
 
 func TestBytesWrittenGrowsToTotalSize(t *testing.T) {
-	sc, recs := allTypesBatches(t, 6, 2000, 13)
-	fs := newMemFS()
-	w := NewWriter(t.Context(), fs, sc, Options{TargetFileSize: 64 << 10, PageBytes: 2 << 10}, pathGen("mem://b"))
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 6, 2000, 13)
+		fs := newMemFS()
+		w := NewWriter(t.Context(), fs, sc, ec.opts(Options{TargetFileSize: 64 << 10, PageBytes: 2 << 10}), pathGen("mem://b"))
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		files, err := w.Close()
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	files, err := w.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, f := range files {
-		total += f.Size
-	}
-	if w.BytesWritten() != total {
-		t.Errorf("BytesWritten %d, files total %d", w.BytesWritten(), total)
-	}
+		var total int64
+		for _, f := range files {
+			total += f.Size
+		}
+		if w.BytesWritten() != total {
+			t.Errorf("BytesWritten %d, files total %d", w.BytesWritten(), total)
+		}
+	})
 }
 
 func TestDictionaryOffForHighCardinalityColumns(t *testing.T) {
-	sc := arrowSchema(t, iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "key", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "flag", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-		iceberg.NestedField{ID: 3, Name: "comment", Type: iceberg.PrimitiveTypes.String, Required: true},
-		iceberg.NestedField{ID: 4, Name: "city", Type: iceberg.PrimitiveTypes.String, Required: true},
-	))
-	const n = 30000
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
-	r := rand.New(rand.NewPCG(1, 2))
-	for i := range n {
-		b.Field(0).(*array.Int64Builder).Append(int64(i) * 7)
-		b.Field(1).(*array.Int32Builder).Append(int32(i % 7))
-		b.Field(2).(*array.StringBuilder).Append(randString(r, 30) + strings.Repeat("x", i%13))
-		b.Field(3).(*array.StringBuilder).Append([]string{"Paris", "Oslo", "Lima"}[i%3])
-	}
-	rec := b.NewRecordBatch()
-	b.Release()
-	opts := Options{RowGroupBytes: 16 << 20, DictionaryPageBytes: 64 << 10}
-	r2, _ := opts.resolve()
-	if got := noDictionaryColumns(rec, r2); !slices.Equal(got, []string{"key", "comment"}) {
-		t.Errorf("dictionary off for %v, want [key comment]", got)
-	}
-	fs := newMemFS()
-	f := writeAll(t, fs, sc, opts, []arrow.RecordBatch{rec})[0]
-	rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, f.Path)))
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc := arrowSchema(t, iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "key", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 2, Name: "flag", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+			iceberg.NestedField{ID: 3, Name: "comment", Type: iceberg.PrimitiveTypes.String, Required: true},
+			iceberg.NestedField{ID: 4, Name: "city", Type: iceberg.PrimitiveTypes.String, Required: true},
+		))
+		const n = 30000
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range n {
+			b.Field(0).(*array.Int64Builder).Append(int64(i) * 7)
+			b.Field(1).(*array.Int32Builder).Append(int32(i % 7))
+			b.Field(2).(*array.StringBuilder).Append(randString(r, 30) + strings.Repeat("x", i%13))
+			b.Field(3).(*array.StringBuilder).Append([]string{"Paris", "Oslo", "Lima"}[i%3])
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		opts := Options{RowGroupBytes: 16 << 20, DictionaryPageBytes: 64 << 10}
+		r2, _ := opts.resolve()
+		if got := noDictionaryColumns(rec, r2); !slices.Equal(got, []string{"key", "comment"}) {
+			t.Errorf("dictionary off for %v, want [key comment]", got)
+		}
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, ec.opts(opts), []arrow.RecordBatch{rec})[0]
+		rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		rg := rdr.MetaData().RowGroup(0)
+		for j, want := range []bool{false, true, false, true} {
+			cc, _ := rg.ColumnChunk(j)
+			if cc.HasDictionaryPage() != want {
+				t.Errorf("column %d: dictionary page %v, want %v", j, cc.HasDictionaryPage(), want)
+			}
+		}
+		tbl := readBack(t, fs.bytes(t, f.Path))
+		defer tbl.Release()
+		for c := 0; c < 4; c++ {
+			if columnJSON(t, []arrow.Array{rec.Column(c)}) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
+				t.Errorf("column %d differs", c)
+			}
+		}
+	})
+}
+
+func TestCancelAfterWritesFailsClose(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 2, 500, 14)
+		ctx, cancel := context.WithCancel(t.Context())
+		fs := newMemFS()
+		w := NewWriter(ctx, fs, sc, ec.opts(Options{}), pathGen("mem://k"))
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancel()
+		files, err := w.Close()
+		if !errors.Is(err, errs.ErrCancelled) {
+			t.Fatalf("Close after cancel: %v", err)
+		}
+		for _, f := range files {
+			if f.Rows != 0 || f.ValueCounts != nil {
+				t.Errorf("cancelled writer reported a finished file %+v", f.Path)
+			}
+		}
+		if got := w.Abort(); !slices.Equal(got, fs.order) {
+			t.Errorf("Abort %v, created %v", got, fs.order)
+		}
+	})
+}
+
+func TestTwoWritersFedFromOneGoroutine(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := ec.batches(t, 6, 1000, 15)
+		fs := newMemFS()
+		ws := []*Writer{
+			NewWriter(t.Context(), fs, sc, ec.opts(Options{}), pathGen("mem://w0")),
+			NewWriter(t.Context(), fs, sc, ec.opts(Options{}), pathGen("mem://w1")),
+		}
+		for i, rec := range recs {
+			if err := ws[i%2].Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k, w := range ws {
+			files, err := w.Close()
+			if err != nil || len(files) != 1 {
+				t.Fatalf("writer %d: %v %d files", k, err, len(files))
+			}
+			tbl := readBack(t, fs.bytes(t, files[0].Path))
+			for c := 0; c < int(tbl.NumCols()); c++ {
+				in := []arrow.Array{recs[k].Column(c), recs[k+2].Column(c), recs[k+4].Column(c)}
+				if columnJSON(t, in) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
+					t.Errorf("writer %d column %d differs", k, c)
+				}
+			}
+			tbl.Release()
+		}
+	})
+}
+
+// createdBy returns the created_by of a written file's footer.
+func createdBy(t *testing.T, data []byte) string {
+	t.Helper()
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rdr.Close()
-	rg := rdr.MetaData().RowGroup(0)
-	for j, want := range []bool{false, true, false, true} {
-		cc, _ := rg.ColumnChunk(j)
-		if cc.HasDictionaryPage() != want {
-			t.Errorf("column %d: dictionary page %v, want %v", j, cc.HasDictionaryPage(), want)
+	return rdr.MetaData().GetCreatedBy()
+}
+
+func TestAutoEncoderPicksParquetGoForFlatSchemas(t *testing.T) {
+	flat := encoderCase{EncoderParquetGo, true}
+	nested := encoderCase{EncoderPqarrow, false}
+	for _, c := range []struct {
+		ec     encoderCase
+		enc    string
+		wantGo bool
+	}{
+		{flat, "", true}, {flat, "AUTO", true}, {flat, EncoderPqarrow, false},
+		{nested, "", false}, {nested, EncoderAuto, false},
+	} {
+		sc, recs := c.ec.batches(t, 1, 200, 16)
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, Options{Encoder: c.enc}, recs)[0]
+		by := createdBy(t, fs.bytes(t, f.Path))
+		if strings.Contains(by, "github.com/parquet-go") != c.wantGo {
+			t.Errorf("flat %v, encoder %q: written by %q", c.ec.flat, c.enc, by)
 		}
 	}
-	tbl := readBack(t, fs.bytes(t, f.Path))
-	defer tbl.Release()
-	for c := 0; c < 4; c++ {
-		if columnJSON(t, []arrow.Array{rec.Column(c)}) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
-			t.Errorf("column %d differs", c)
+	// A schema with a timestamp in another unit is not flat for parquet-go.
+	ms := arrow.NewSchema([]arrow.Field{{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true}}, nil)
+	if _, why, ok := flatSchema(ms); ok || why != "t" {
+		t.Errorf("timestamp[ms]: flat %v (%q)", ok, why)
+	}
+}
+
+func TestForcedParquetGoRejectsNestedAndUnknownEncoders(t *testing.T) {
+	sc, recs := allTypesBatches(t, 1, 10, 17)
+	for enc, name := range map[string]string{EncoderParquetGo: `"st"`, "fastparquet": "fastparquet"} {
+		w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: enc}, pathGen("x"))
+		err := w.Write(recs[0])
+		if !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), name) {
+			t.Errorf("encoder %q: Write error %v, want invalid argument naming %s", enc, err, name)
+		}
+		if _, err := w.Close(); !errors.Is(err, errs.ErrInvalidArgument) {
+			t.Errorf("encoder %q: Close error %v", enc, err)
 		}
 	}
 }
 
-func TestCancelAfterWritesFailsClose(t *testing.T) {
-	sc, recs := allTypesBatches(t, 2, 500, 14)
-	ctx, cancel := context.WithCancel(t.Context())
-	fs := newMemFS()
-	w := NewWriter(ctx, fs, sc, Options{}, pathGen("mem://k"))
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cancel()
-	files, err := w.Close()
-	if !errors.Is(err, errs.ErrCancelled) {
-		t.Fatalf("Close after cancel: %v", err)
-	}
-	for _, f := range files {
-		if f.Rows != 0 || f.ValueCounts != nil {
-			t.Errorf("cancelled writer reported a finished file %+v", f.Path)
-		}
-	}
-	if got := w.Abort(); !slices.Equal(got, fs.order) {
-		t.Errorf("Abort %v, created %v", got, fs.order)
+func TestParquetGoRejectsNullsInRequiredColumns(t *testing.T) {
+	sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2}, nil)
+	b.AppendNull()
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 3)
+	col.Release()
+	w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderParquetGo}, pathGen("mem://n"))
+	werr := w.Write(rec)
+	_, cerr := w.Close()
+	if err := cmpErr(werr, cerr); !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), `"k"`) {
+		t.Errorf("nulls in a required column: %v", err)
 	}
 }
 
-func TestTwoWritersFedFromOneGoroutine(t *testing.T) {
-	sc, recs := allTypesBatches(t, 6, 1000, 15)
-	fs := newMemFS()
-	ws := []*Writer{
-		NewWriter(t.Context(), fs, sc, Options{}, pathGen("mem://w0")),
-		NewWriter(t.Context(), fs, sc, Options{}, pathGen("mem://w1")),
-	}
-	for i, rec := range recs {
-		if err := ws[i%2].Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k, w := range ws {
-		files, err := w.Close()
-		if err != nil || len(files) != 1 {
-			t.Fatalf("writer %d: %v %d files", k, err, len(files))
-		}
-		tbl := readBack(t, fs.bytes(t, files[0].Path))
-		for c := 0; c < int(tbl.NumCols()); c++ {
-			in := []arrow.Array{recs[k].Column(c), recs[k+2].Column(c), recs[k+4].Column(c)}
-			if columnJSON(t, in) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
-				t.Errorf("writer %d column %d differs", k, c)
+func TestOptionalColumnsWithoutNulls(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc := arrowSchema(t, flatTypesSchema())
+		r := rand.New(rand.NewPCG(18, 7))
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for i, f := range sc.Fields() {
+			for range 5000 {
+				appendRandom(b.Field(i), f.Type, false, r)
 			}
 		}
-		tbl.Release()
-	}
+		rec := b.NewRecordBatch()
+		b.Release()
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, ec.opts(Options{}), []arrow.RecordBatch{rec})[0]
+		checkMetrics(t, fs, sc, []arrow.RecordBatch{rec}, f)
+		tbl := readBack(t, fs.bytes(t, f.Path))
+		defer tbl.Release()
+		for c := 0; c < int(tbl.NumCols()); c++ {
+			if columnJSON(t, []arrow.Array{rec.Column(c)}) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
+				t.Errorf("column %s differs", sc.Field(c).Name)
+			}
+		}
+	})
 }

@@ -1,0 +1,488 @@
+package parquet
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	kzstd "github.com/klauspost/compress/zstd"
+	pgo "github.com/parquet-go/parquet-go"
+	pgocompress "github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/compress/brotli"
+	"github.com/parquet-go/parquet-go/compress/gzip"
+	"github.com/parquet-go/parquet-go/compress/lz4"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/compress/uncompressed"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// Encoder names accepted by Options.Encoder.
+const (
+	EncoderAuto      = "auto"
+	EncoderPqarrow   = "pqarrow"
+	EncoderParquetGo = "parquet-go"
+)
+
+// fileEncoder encodes the batches of one Parquet file. Both encoders buffer
+// one row group at a time.
+type fileEncoder interface {
+	// write appends rec to the buffered row group.
+	write(rec arrow.RecordBatch) error
+	// newRowGroup writes out the buffered row group.
+	newRowGroup() error
+	// rowGroupBytes is the encoded size of the buffered row group so far.
+	rowGroupBytes(written int64) int64
+	// overestimates reports whether rowGroupBytes counts data not yet
+	// compressed (an upper bound) rather than lagging behind.
+	overestimates() bool
+	// close writes the footer and returns the file's metadata.
+	close() (*metadata.FileMetaData, error)
+	// fixMetrics adds to f, after footerMetrics, the bounds the encoder
+	// computed itself instead of writing them into the footer.
+	fixMetrics(f *File)
+}
+
+// pqarrowEncoder is the arrow-go encoder, which handles every schema.
+type pqarrowEncoder struct{ fw *pqarrow.FileWriter }
+
+func (e pqarrowEncoder) write(rec arrow.RecordBatch) error { return e.fw.WriteBuffered(rec) }
+func (e pqarrowEncoder) newRowGroup() error                { return e.fw.NewBufferedRowGroupChecked() }
+func (e pqarrowEncoder) rowGroupBytes(int64) int64 {
+	return e.fw.RowGroupTotalCompressedBytes()
+}
+
+func (e pqarrowEncoder) fixMetrics(*File) {}
+
+func (e pqarrowEncoder) overestimates() bool { return false }
+
+func (e pqarrowEncoder) close() (*metadata.FileMetaData, error) {
+	if err := e.fw.Close(); err != nil {
+		return nil, withIO(err)
+	}
+	return e.fw.FileMetadata()
+}
+
+// flatColumn is how one top-level Arrow column maps to a parquet-go leaf.
+type flatColumn struct {
+	node     pgo.Node
+	optional bool
+	dict     bool // dictionary encoding is worth trying (not for bool)
+	fixed    int  // decimal width of FIXED_LEN_BYTE_ARRAY decimals, else 0
+	id       int  // Iceberg field id, -1 when absent
+}
+
+// flatSchema maps a schema of top-level primitive columns to parquet-go
+// nodes; ok is false, with the first unsupported column named in why, when
+// some column needs the pqarrow encoder.
+func flatSchema(sc *arrow.Schema) (cols []flatColumn, why string, ok bool) {
+	cols = make([]flatColumn, len(sc.Fields()))
+	for i, f := range sc.Fields() {
+		var n pgo.Node
+		c := flatColumn{dict: true, optional: f.Nullable}
+		switch t := f.Type.(type) {
+		case *arrow.BooleanType:
+			n, c.dict = pgo.Leaf(pgo.BooleanType), false
+		case *arrow.Int32Type:
+			n = pgo.Int(32)
+		case *arrow.Int64Type:
+			n = pgo.Int(64)
+		// Floats are never dictionary encoded: parquet-go v0.32.0 lets NaN
+		// into the bounds of dictionary pages.
+		case *arrow.Float32Type:
+			n, c.dict = pgo.Leaf(pgo.FloatType), false
+		case *arrow.Float64Type:
+			n, c.dict = pgo.Leaf(pgo.DoubleType), false
+		case *arrow.Decimal128Type:
+			p, s := int(t.Precision), int(t.Scale)
+			switch {
+			case p < 1:
+				return nil, f.Name, false
+			case p <= 9:
+				n = pgo.Decimal(s, p, pgo.Int32Type)
+			case p <= 18:
+				n = pgo.Decimal(s, p, pgo.Int64Type)
+			default:
+				c.fixed = decimalBytes(p)
+				n = pgo.Decimal(s, p, pgo.FixedLenByteArrayType(c.fixed))
+			}
+		case *arrow.Date32Type:
+			n = pgo.Date()
+		case *arrow.Time64Type:
+			if t.Unit != arrow.Microsecond {
+				return nil, f.Name, false
+			}
+			n = pgo.TimeAdjusted(pgo.Microsecond, false)
+		case *arrow.TimestampType:
+			if t.Unit != arrow.Microsecond {
+				return nil, f.Name, false
+			}
+			n = pgo.TimestampAdjusted(pgo.Microsecond, t.TimeZone != "")
+		case *arrow.StringType:
+			n = pgo.String()
+		case *arrow.BinaryType:
+			n = pgo.Leaf(pgo.ByteArrayType)
+		case *arrow.FixedSizeBinaryType:
+			n = pgo.Leaf(pgo.FixedLenByteArrayType(t.ByteWidth))
+		case *extensions.UUIDType:
+			n = pgo.UUID()
+		default:
+			return nil, f.Name, false
+		}
+		if c.optional {
+			n = pgo.Optional(n)
+		} else {
+			n = pgo.Required(n)
+		}
+		c.id = -1
+		if id, ok := fieldID(f); ok {
+			n = pgo.FieldID(n, id)
+			c.id = id
+		}
+		c.node = n
+		cols[i] = c
+	}
+	return cols, "", true
+}
+
+// decimalBytes is the smallest FIXED_LEN_BYTE_ARRAY width holding
+// precision digits, the width arrow-go and Iceberg use.
+func decimalBytes(precision int) int {
+	for n := 1; ; n++ {
+		if float64(precision) <= math.Floor(math.Log10(math.Pow(2, float64(8*n-1))-1)) {
+			return n
+		}
+	}
+}
+
+// orderedGroup is a parquet-go group node that keeps its fields in the
+// Arrow schema's order (parquet-go's Group sorts them by name).
+type orderedGroup struct {
+	pgo.Group
+	fields []pgo.Field
+}
+
+func (g *orderedGroup) Fields() []pgo.Field { return g.fields }
+
+// namedField is a field of an orderedGroup.
+type namedField struct {
+	pgo.Node
+	name string
+}
+
+func (f *namedField) Name() string { return f.name }
+
+// Value is only used when writing Go structs, which this package never does.
+func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
+
+func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool) *orderedGroup {
+	g := &orderedGroup{Group: pgo.Group{}}
+	for i, f := range sc.Fields() {
+		n := cols[i].node
+		if cols[i].dict && !noDict[f.Name] {
+			n = pgo.Encoded(n, &pgo.RLEDictionary)
+		}
+		g.Group[f.Name] = n
+		g.fields = append(g.fields, &namedField{Node: n, name: f.Name})
+	}
+	return g
+}
+
+// pgoCodec maps the resolved codec and level to a parquet-go codec with the
+// same settings as the pqarrow path.
+func (r resolved) pgoCodec() pgocompress.Codec {
+	switch r.codec {
+	case compress.Codecs.Zstd:
+		return &zstd.Codec{Level: kzstd.EncoderLevelFromZstd(r.level)}
+	case compress.Codecs.Snappy:
+		return &snappy.Codec{}
+	case compress.Codecs.Gzip:
+		return &gzip.Codec{Level: r.level}
+	case compress.Codecs.Brotli:
+		q := r.level
+		if q == compress.DefaultCompressionLevel {
+			q = 6 // arrow-go's brotli default
+		}
+		return &brotli.Codec{Quality: q}
+	case compress.Codecs.Lz4Raw:
+		return &lz4.Codec{Level: lz4.Fastest}
+	default:
+		return &uncompressed.Codec{}
+	}
+}
+
+// pgoEncoder writes a flat schema with parquet-go, feeding each column's
+// values from the Arrow arrays in page-sized runs.
+type pgoEncoder struct {
+	w     *pgo.GenericWriter[any]
+	cols  []flatColumn
+	cws   []*pgo.ColumnWriter
+	vals  []pgo.Value
+	fixed []byte // big-endian decimal scratch
+	// decBounds holds the bounds of FIXED_LEN_BYTE_ARRAY decimal columns
+	// (by column index), which parquet-go would order as unsigned bytes:
+	// their footer bounds are left out and computed here instead.
+	decBounds map[int]*decimalBound
+}
+
+// decimalBound is the running min and max of a decimal column.
+type decimalBound struct {
+	set    bool
+	lo, hi decimal128.Num
+}
+
+// pgoChunkRows bounds the values handed to a column writer at once, so that
+// pages stay close to the page size.
+const pgoChunkRows = 4096
+
+// pgoPageBytes is the page buffer size. parquet-go counts values buffered
+// for the open page uncompressed in its size estimate, which the writer rolls
+// files on; pages are kept small against the target file size (1/8 of it over
+// all columns) so that estimate stays close to the bytes really written.
+func pgoPageBytes(r resolved, ncols int) int {
+	limit := r.TargetFileSize / int64(8*max(1, ncols))
+	return int(max(4<<10, min(r.PageBytes, limit)))
+}
+
+func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict []string) (*pgoEncoder, error) {
+	nd := map[string]bool{}
+	for _, n := range noDict {
+		nd[n] = true
+	}
+	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd))
+	decBounds := map[int]*decimalBound{}
+	opts := []pgo.WriterOption{schema}
+	for i, c := range cols {
+		if c.fixed > 0 {
+			decBounds[i] = &decimalBound{}
+			opts = append(opts, pgo.SkipPageBounds(sc.Field(i).Name))
+		}
+	}
+	cfg, err := pgo.NewWriterConfig(append(opts,
+		pgo.Compression(r.pgoCodec()),
+		pgo.PageBufferSize(pgoPageBytes(r, len(cols))),
+		pgo.DictionaryMaxBytes(r.DictionaryPageBytes),
+		pgo.DataPageVersion(1),
+		pgo.DataPageStatistics(false),
+	)...)
+	if err != nil {
+		return nil, fmt.Errorf("parquet-go config: %w", err)
+	}
+	w := pgo.NewGenericWriter[any](out, cfg)
+	return &pgoEncoder{w: w, cols: cols, cws: w.ColumnWriters(), decBounds: decBounds}, nil
+}
+
+func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	for i, c := range e.cols {
+		arr := rec.Column(i)
+		if !c.optional && arr.NullN() > 0 {
+			return fmt.Errorf("column %q is required but has %d nulls: %w",
+				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
+		}
+		for off := 0; off < n; off += pgoChunkRows {
+			end := min(n, off+pgoChunkRows)
+			vals, err := e.values(i, arr, off, end)
+			if err != nil {
+				return err
+			}
+			if _, err := e.cws[i].WriteRowValues(vals); err != nil {
+				return withIO(err)
+			}
+		}
+	}
+	return nil
+}
+
+// values converts rows [off, end) of arr, column i, into parquet values
+// with definition levels. Byte values point into the Arrow buffers (or the
+// decimal scratch), which the column buffer copies. Column indexes are left
+// unset: a ColumnWriter only reads kinds, levels and payloads.
+func (e *pgoEncoder) values(i int, arr arrow.Array, off, end int) ([]pgo.Value, error) {
+	c := e.cols[i]
+	if cap(e.vals) < end-off {
+		e.vals = make([]pgo.Value, end-off)
+	}
+	vals := e.vals[:end-off]
+	switch a := arr.(type) {
+	case *array.Boolean:
+		for j := range vals {
+			vals[j] = pgo.BooleanValue(a.Value(off + j))
+		}
+	case *array.Int32:
+		fillInt32(vals, a.Int32Values()[off:end])
+	case *array.Int64:
+		fillInt64(vals, a.Int64Values()[off:end])
+	case *array.Float32:
+		for j, v := range a.Float32Values()[off:end] {
+			vals[j] = pgo.FloatValue(v)
+		}
+	case *array.Float64:
+		for j, v := range a.Float64Values()[off:end] {
+			vals[j] = pgo.DoubleValue(v)
+		}
+	case *array.Date32:
+		fillInt32(vals, a.Date32Values()[off:end])
+	case *array.Time64:
+		fillInt64(vals, a.Time64Values()[off:end])
+	case *array.Timestamp:
+		fillInt64(vals, a.TimestampValues()[off:end])
+	case *array.Decimal128:
+		nums := a.Values()[off:end]
+		switch p := a.DataType().(*arrow.Decimal128Type).Precision; {
+		case p <= 9:
+			for j, n := range nums {
+				vals[j] = pgo.Int32Value(int32(n.LowBits()))
+			}
+		case p <= 18:
+			for j, n := range nums {
+				vals[j] = pgo.Int64Value(int64(n.LowBits()))
+			}
+		default:
+			e.decBounds[i].add(nums, arr, off)
+			w := c.fixed
+			if need := len(nums) * w; cap(e.fixed) < need {
+				e.fixed = make([]byte, need)
+			}
+			buf := e.fixed[:len(nums)*w]
+			var be [16]byte
+			for j, n := range nums {
+				binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
+				binary.BigEndian.PutUint64(be[8:], n.LowBits())
+				dst := buf[j*w : (j+1)*w]
+				copy(dst, be[16-w:])
+				vals[j] = pgo.FixedLenByteArrayValue(dst)
+			}
+		}
+	case *array.String:
+		offs, data := a.ValueOffsets()[off:end+1], a.ValueBytes()
+		base := a.ValueOffsets()[0]
+		for j := range vals {
+			vals[j] = pgo.ByteArrayValue(data[offs[j]-base : offs[j+1]-base])
+		}
+	case *array.Binary:
+		for j := range vals {
+			vals[j] = pgo.ByteArrayValue(a.Value(off + j))
+		}
+	case *extensions.UUIDArray:
+		st := a.Storage().(*array.FixedSizeBinary)
+		for j := range vals {
+			vals[j] = pgo.FixedLenByteArrayValue(st.Value(off + j))
+		}
+	case *array.FixedSizeBinary:
+		for j := range vals {
+			vals[j] = pgo.FixedLenByteArrayValue(a.Value(off + j))
+		}
+	default:
+		return nil, fmt.Errorf("column %d: parquet-go encoder cannot write %s: %w", i, arr.DataType(), errs.ErrInvalidArgument)
+	}
+	if c.optional {
+		setLevels(vals, arr, off)
+	}
+	return vals, nil
+}
+
+func fillInt32[T ~int32](vals []pgo.Value, src []T) {
+	for j, v := range src {
+		vals[j] = pgo.Int32Value(int32(v))
+	}
+}
+
+func fillInt64[T ~int64](vals []pgo.Value, src []T) {
+	for j, v := range src {
+		vals[j] = pgo.Int64Value(int64(v))
+	}
+}
+
+// setLevels gives the valid rows of an optional column definition level 1
+// and turns the null rows into null values (level 0).
+func setLevels(vals []pgo.Value, arr arrow.Array, off int) {
+	if arr.NullN() == 0 {
+		for j := range vals {
+			vals[j].SetDefinitionLevel(1)
+		}
+		return
+	}
+	for j := range vals {
+		if arr.IsValid(off + j) {
+			vals[j].SetDefinitionLevel(1)
+		} else {
+			vals[j] = pgo.Value{}
+		}
+	}
+}
+
+func (e *pgoEncoder) newRowGroup() error {
+	if err := e.w.Flush(); err != nil {
+		return withIO(err)
+	}
+	return nil
+}
+
+func (e *pgoEncoder) overestimates() bool { return true }
+
+func (e *pgoEncoder) rowGroupBytes(written int64) int64 {
+	return max(0, e.w.Size()-written)
+}
+
+// close writes the footer and re-reads it as arrow-go metadata, so that
+// both encoders share footerMetrics.
+func (e *pgoEncoder) close() (*metadata.FileMetaData, error) {
+	if err := e.w.Close(); err != nil {
+		return nil, withIO(err)
+	}
+	md := e.w.File().Metadata()
+	raw, err := thrift.Marshal(new(thrift.CompactProtocol), md)
+	if err != nil {
+		return nil, fmt.Errorf("encoding footer: %w", err)
+	}
+	return metadata.NewFileMetaData(raw, nil)
+}
+
+// add widens b with the valid values of nums, rows off.. of arr.
+func (b *decimalBound) add(nums []decimal128.Num, arr arrow.Array, off int) {
+	nulls := arr.NullN() > 0
+	for j, v := range nums {
+		if nulls && arr.IsNull(off+j) {
+			continue
+		}
+		if !b.set || v.Less(b.lo) {
+			b.lo = v
+		}
+		if !b.set || b.hi.Less(v) {
+			b.hi = v
+		}
+		b.set = true
+	}
+}
+
+func (e *pgoEncoder) fixMetrics(f *File) {
+	for i, b := range e.decBounds {
+		id := e.cols[i].id
+		if id < 0 || !b.set {
+			continue
+		}
+		f.Lower[id] = decimalBytesOf(b.lo)
+		f.Upper[id] = decimalBytesOf(b.hi)
+	}
+}
+
+// decimalBytesOf is Iceberg's decimal serialisation: minimal big-endian
+// two's complement of the unscaled value.
+func decimalBytesOf(n decimal128.Num) []byte {
+	var be [16]byte
+	binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
+	binary.BigEndian.PutUint64(be[8:], n.LowBits())
+	return minimalTwosComplement(be[:])
+}
