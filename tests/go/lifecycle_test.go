@@ -52,17 +52,7 @@ func TestCreateIsAtomic(t *testing.T) {
 			present++
 		}
 	}
-	var err error
-poll:
-	for {
-		select {
-		case err = <-done:
-			break poll
-		default:
-			observe()
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	err := pollWhile(done, observe)
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
@@ -312,17 +302,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 			t.Fatalf("half-replaced table: total-records=%s, new properties %v", total, isNew)
 		}
 	}
-	var err error
-poll:
-	for {
-		select {
-		case err = <-done:
-			break poll
-		default:
-			observe()
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	err := pollWhile(done, observe)
 	if err != nil {
 		t.Fatalf("replace: %v", err)
 	}
@@ -370,5 +350,18 @@ func TestConcurrentCreatesOneWins(t *testing.T) {
 	tbl := loadTable(t, s, "local.db.t")
 	if files := e.dataFiles(t, "t"); fmt.Sprint(len(files)) != tbl.CurrentSnapshot().Summary.Properties["total-data-files"] {
 		t.Errorf("%d files on disk, total-data-files=%s: a losing create left files behind", len(files), tbl.CurrentSnapshot().Summary.Properties["total-data-files"])
+	}
+}
+
+// pollWhile calls observe every 2 ms until done delivers the writer's result.
+func pollWhile(done <-chan error, observe func()) error {
+	for {
+		select {
+		case err := <-done:
+			return err
+		default:
+			observe()
+			time.Sleep(2 * time.Millisecond)
+		}
 	}
 }
