@@ -487,26 +487,6 @@ func (s *slot) write(part arrow.RecordBatch, batchRows int64, mem memory.Allocat
 	return s.w.Write(compact)
 }
 
-// recordBytes is the size of the buffers behind rec.
-func recordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, col := range rec.Columns() {
-		walk(col.Data())
-	}
-	return n
-}
-
 // spreadAfterBytes is the input size after which an unpartitioned write
 // opens more than one file.
 const spreadAfterBytes = 64 << 20
@@ -573,14 +553,14 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			continue
 		}
 		w.prog.Rows.Add(rec.NumRows())
-		w.prog.Bytes.Add(recordBytes(rec))
+		w.prog.Bytes.Add(parquet.RecordBytes(rec))
 		c, err := conf.Conform(rec)
 		if err != nil {
 			abort()
 			return out, err
 		}
 		if unpartitioned {
-			seen += recordBytes(c)
+			seen += parquet.RecordBytes(c)
 			if len(rr) == 0 || (len(rr) < max(1, runtime.GOMAXPROCS(0)) && seen > spreadAfterBytes) {
 				rr = append(rr, newSlot(fmt.Sprint(len(rr)), nil))
 			}

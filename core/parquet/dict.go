@@ -31,10 +31,7 @@ func noDictionaryColumns(rec arrow.RecordBatch, r resolved) []string {
 	if n > dictSampleMax {
 		n = dictSampleMax
 	}
-	var arrowBytes int64
-	for _, c := range rec.Columns() {
-		arrowBytes += sliceBytes(c)
-	}
+	arrowBytes := RecordBytes(rec)
 	bytesPerRow := float64(arrowBytes) / float64(rec.NumRows()) / assumedCompression
 	if bytesPerRow < 1 {
 		bytesPerRow = 1
@@ -148,6 +145,15 @@ func distinctStrings(a arrow.Array, value func(int) string, n int) (int, int, in
 		}
 	}
 	return d1, len(seen), total
+}
+
+// RecordBytes estimates the bytes of rec's own rows (see sliceBytes).
+func RecordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += sliceBytes(c)
+	}
+	return n
 }
 
 // sliceBytes estimates the bytes of arr's own rows. SizeInBytes counts whole

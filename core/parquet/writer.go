@@ -361,11 +361,7 @@ func (w *Writer) sliceRows(prior float64) int64 {
 // arrowBytesPerRow is the in-memory size of rec's rows, the prior for the
 // first file before any encoded size is known.
 func arrowBytesPerRow(rec arrow.RecordBatch) float64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += sliceBytes(c)
-	}
-	return float64(n) / float64(max(rec.NumRows(), 1))
+	return float64(RecordBytes(rec)) / float64(max(rec.NumRows(), 1))
 }
 
 func (f *openFile) write(rec arrow.RecordBatch, floats bool) error {
