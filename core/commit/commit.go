@@ -51,9 +51,22 @@ func RetryFromProperties(props map[string]string) (Retry, error) {
 	return r, nil
 }
 
+// finalError is a conflict that no retry can resolve.
+type finalError struct{ error }
+
+func (f finalError) Unwrap() error { return f.error }
+
+// Final marks err as not worth retrying: a failed isolation check fails
+// the operation at once (SEMANTICS.md: "a validation failure is final").
+func Final(err error) error { return finalError{err} }
+
 // IsConflict reports whether err means the base was stale: a refresh and a
 // new attempt may succeed.
 func IsConflict(err error) bool {
+	var f finalError
+	if errors.As(err, &f) {
+		return false
+	}
 	if errors.Is(err, table.ErrCommitFailed) || errors.Is(err, errs.ErrCommitConflict) {
 		return true
 	}

@@ -80,9 +80,12 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return nil, err
 	}
 	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
-	if request.IsWrite(req.Op) {
-		if input == nil {
+	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
+		if input == nil && request.IsWrite(req.Op) {
 			return nil, fmt.Errorf("%w: %s needs input data", errs.ErrInvalidArgument, req.Op)
+		}
+		if input != nil && !request.IsWrite(req.Op) {
+			return nil, fmt.Errorf("%w: %s takes no input data", errs.ErrInvalidArgument, req.Op)
 		}
 		w := &writer{sess: s, cat: cat, id: id, ident: ident, req: req, input: input, prog: prog, start: time.Now()}
 		return w.run(ctx)

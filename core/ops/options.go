@@ -31,6 +31,11 @@ type Effective struct {
 	CheckNullability bool
 	CheckOrdering    bool
 	SnapshotProps    map[string]string
+	// Isolation is the isolation-level write option of the overwrites
+	// ("" when unset: no validation).
+	Isolation string
+	// ValidateFrom is validate-from-snapshot-id.
+	ValidateFrom *int64
 }
 
 // resolveOptions applies the precedence write option > session
@@ -64,6 +69,18 @@ func resolveOptions(tableProps, sessionConf, options map[string]string) (Effecti
 				} else {
 					e.CheckOrdering = b
 				}
+			case k == "isolation-level" && layer.name == "write option":
+				lvl, err := parseIsolation("write option isolation-level", v)
+				if err != nil {
+					return e, err
+				}
+				e.Isolation = lvl
+			case k == "validate-from-snapshot-id" && layer.name == "write option":
+				id, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return e, fmt.Errorf("%w: write option validate-from-snapshot-id=%q is not a snapshot id", errs.ErrInvalidArgument, v)
+				}
+				e.ValidateFrom = &id
 			case strings.HasPrefix(k, "test.") && layer.name == "session configuration":
 			default:
 				if layer.name == "write option" {

@@ -113,7 +113,7 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	switch {
 	case op == request.OpCreate && existing != nil:
 		return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
-	case (op == request.OpReplace || op == request.OpAppend) && existing == nil:
+	case op != request.OpCreate && op != request.OpCreateOrReplace && existing == nil:
 		return nil, fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, w.id)
 	case op == request.OpCreateOrReplace:
 		op = request.OpCreate
@@ -124,16 +124,19 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 
 	var p *plan
 	switch op {
-	case request.OpAppend:
-		p, err = w.planAppend(existing)
-	default:
+	case request.OpCreate, request.OpReplace:
 		p, err = w.planNew(ctx, existing)
+	default:
+		p, err = w.planAppend(existing)
 	}
 	if err != nil {
 		return nil, err
 	}
+	if op == request.OpDelete || op == request.OpUpdate || op == request.OpOverwrite {
+		return w.runFiltered(ctx, p, existing)
+	}
 
-	wr, err := w.writeData(ctx, p)
+	wr, err := w.writeData(ctx, p, w.input)
 	if err != nil {
 		return nil, err
 	}
@@ -143,18 +146,25 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	var committed *table.Table
-	err = commit.Do(ctx, retry, func(ctx context.Context) error {
-		var err error
-		switch op {
-		case request.OpAppend:
-			committed, err = w.commitAppend(ctx, p, wr)
-		case request.OpCreate:
-			committed, err = w.commitCreate(ctx, p, wr)
-		case request.OpReplace:
-			committed, err = w.commitReplace(ctx, p, wr)
+	if op == request.OpOverwritePartitions {
+		var start *table.Snapshot
+		if start, err = w.startSnapshot(existing, p); err == nil {
+			committed, err = w.overwritePartitions(ctx, p, wr, start)
 		}
-		return err
-	})
+	} else {
+		err = commit.Do(ctx, retry, func(ctx context.Context) error {
+			var err error
+			switch op {
+			case request.OpAppend:
+				committed, err = w.commitAppend(ctx, p, wr)
+			case request.OpCreate:
+				committed, err = w.commitCreate(ctx, p, wr)
+			case request.OpReplace:
+				committed, err = w.commitReplace(ctx, p, wr)
+			}
+			return err
+		})
+	}
 	if err != nil {
 		// A commit whose outcome is unknown may have landed: keep its files.
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
@@ -172,13 +182,33 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		}
 		return nil, mapCatalogErr(err, w.id)
 	}
+	return w.result(committed, wr, len(wr.files) > 0), nil
+}
+
+// startSnapshot is the snapshot isolation checks start from: the write
+// option validate-from-snapshot-id, else main's head when the operation
+// began.
+func (w *writer) startSnapshot(t *table.Table, p *plan) (*table.Snapshot, error) {
+	if id := p.eff.ValidateFrom; id != nil {
+		sn := t.Metadata().SnapshotByID(*id)
+		if sn == nil {
+			return nil, fmt.Errorf("%w: validate-from-snapshot-id %d is not a snapshot of %s", errs.ErrInvalidArgument, *id, w.id)
+		}
+		return sn, nil
+	}
+	return t.Metadata().SnapshotByName(table.MainBranch), nil
+}
+
+// result describes a finished write; committed says whether it made a
+// snapshot.
+func (w *writer) result(t *table.Table, wr written, committed bool) *Result {
 	res := &Result{Table: w.id.String(), Metrics: Metrics{Rows: wr.rows, Files: int64(len(wr.files)), Bytes: wr.bytes, Seconds: time.Since(w.start).Seconds()}}
-	if sn := committed.CurrentSnapshot(); sn != nil && len(wr.files) > 0 {
+	if sn := t.CurrentSnapshot(); sn != nil && committed {
 		id := sn.SnapshotID
 		res.SnapshotID = &id
 		res.Operation, res.Summary = summaryOf(sn)
 	}
-	return res, nil
+	return res
 }
 
 // tableProps builds the properties of a new or replaced table: defaults,
@@ -493,13 +523,13 @@ const spreadAfterBytes = 64 << 20
 
 // writeData runs the data path: conform, partition, encode. Files of a
 // failed write are deleted before it returns.
-func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error) {
+func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) (out written, err error) {
 	fs, err := w.fileIO(ctx, p)
 	if err != nil {
 		return out, err
 	}
 	mem := memory.DefaultAllocator
-	conf, err := schema.NewConformer(p.schema, w.input.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
+	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
 	if err != nil {
 		return out, err
 	}
@@ -543,12 +573,12 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 	}
 
 	var n int
-	for w.input.Next() {
+	for in.Next() {
 		if err := ctx.Err(); err != nil {
 			abort()
 			return out, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 		}
-		rec := w.input.RecordBatch()
+		rec := in.RecordBatch()
 		if rec.NumRows() == 0 {
 			continue
 		}
@@ -593,7 +623,7 @@ func (w *writer) writeData(ctx context.Context, p *plan) (out written, err error
 			return out, err
 		}
 	}
-	if err := w.input.Err(); err != nil {
+	if err := in.Err(); err != nil {
 		abort()
 		return out, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
 	}

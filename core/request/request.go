@@ -19,24 +19,33 @@ const (
 	OpReplace         = "replace"
 	OpCreateOrReplace = "createOrReplace"
 	OpAppend          = "append"
-	OpSnapshots       = "snapshots"
-	OpDropTable       = "drop_table"
-	OpListTables      = "list_tables"
-	OpTableInfo       = "table_info"
-	OpScan            = "scan"
+	// OpOverwritePartitions is the dynamic INSERT OVERWRITE.
+	OpOverwritePartitions = "overwritePartitions"
+	// OpOverwrite replaces the rows matching Filter with the input.
+	OpOverwrite = "overwrite"
+	// OpDelete deletes the rows matching Filter.
+	OpDelete = "delete"
+	// OpUpdate sets Set's columns on the rows matching Filter.
+	OpUpdate     = "update"
+	OpSnapshots  = "snapshots"
+	OpDropTable  = "drop_table"
+	OpListTables = "list_tables"
+	OpTableInfo  = "table_info"
+	OpScan       = "scan"
 	// OpPanic panics on purpose; it runs only when the session has test.hooks=true.
 	OpPanic = "__panic"
 )
 
 var ops = map[string]bool{
 	OpCreate: true, OpReplace: true, OpCreateOrReplace: true, OpAppend: true,
+	OpOverwritePartitions: true, OpOverwrite: true, OpDelete: true, OpUpdate: true,
 	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: true,
 }
 
 // IsWrite reports whether op takes input data.
 func IsWrite(op string) bool {
 	switch op {
-	case OpCreate, OpReplace, OpCreateOrReplace, OpAppend:
+	case OpCreate, OpReplace, OpCreateOrReplace, OpAppend, OpOverwritePartitions, OpOverwrite:
 		return true
 	}
 	return false
@@ -59,6 +68,19 @@ type Request struct {
 	Options     map[string]string `json:"options,omitempty"`
 	SnapshotID  *int64            `json:"snapshot_id,omitempty"`
 	Columns     []string          `json:"columns,omitempty"`
+	// Filter is a Spark SQL boolean expression (overwrite, delete, update).
+	Filter string `json:"filter,omitempty"`
+	// Set maps columns to the Spark SQL expressions update assigns them.
+	Set map[string]string `json:"set,omitempty"`
+}
+
+// IsRowLevel reports whether op changes existing rows of a table.
+func IsRowLevel(op string) bool {
+	switch op {
+	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate:
+		return true
+	}
+	return false
 }
 
 var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket\[(\d+)\]|truncate\[(\d+)\])$`)
@@ -107,8 +129,18 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 			return nil, fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
 		}
 	}
-	if len(r.PartitionBy) > 0 && r.Op == OpAppend {
-		return nil, fmt.Errorf("%w: partitionedBy applies to create/replace only; append uses the table's spec", errs.ErrInvalidArgument)
+	if len(r.PartitionBy) > 0 && (r.Op == OpAppend || IsRowLevel(r.Op)) {
+		return nil, fmt.Errorf("%w: partitionedBy applies to create/replace only; %s uses the table's spec", errs.ErrInvalidArgument, r.Op)
+	}
+	switch {
+	case (r.Op == OpOverwrite || r.Op == OpDelete) && strings.TrimSpace(r.Filter) == "":
+		return nil, fmt.Errorf("%w: %s needs a filter (use \"true\" for every row)", errs.ErrInvalidArgument, r.Op)
+	case r.Op == OpUpdate && len(r.Set) == 0:
+		return nil, fmt.Errorf("%w: update needs at least one column to set", errs.ErrInvalidArgument)
+	case r.Filter != "" && r.Op != OpOverwrite && r.Op != OpDelete && r.Op != OpUpdate:
+		return nil, fmt.Errorf("%w: operation %s takes no filter", errs.ErrInvalidArgument, r.Op)
+	case len(r.Set) > 0 && r.Op != OpUpdate:
+		return nil, fmt.Errorf("%w: operation %s takes no set", errs.ErrInvalidArgument, r.Op)
 	}
 	return &r, nil
 }

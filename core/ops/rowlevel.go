@@ -1,0 +1,254 @@
+package ops
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// change is what a row-level operation commits on top of the table's head:
+// data files it drops and data files it adds, in one snapshot.
+type change struct {
+	remove []iceberg.DataFile
+	add    written
+	// extra summary keys (replace-partitions).
+	props map[string]string
+	// force is the operation name when Spark's rule does not apply (a
+	// dynamic overwrite is always "overwrite").
+	force table.Operation
+}
+
+// operation names a snapshot by Spark's rule: only deletes -> delete, only
+// adds -> append, both -> overwrite.
+func (c change) operation() table.Operation {
+	switch {
+	case c.force != "":
+		return c.force
+	case len(c.remove) == 0:
+		return table.OpAppend
+	case len(c.add.files) == 0:
+		return table.OpDelete
+	}
+	return table.OpOverwrite
+}
+
+func (c change) empty() bool { return len(c.remove) == 0 && len(c.add.files) == 0 }
+
+// stageChange produces the updates that commit c as one snapshot on base.
+func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, baseLoc string, c change) ([]table.Requirement, []table.Update, error) {
+	if len(c.remove) == 0 {
+		reqs, updates, err := w.stageAppend(ctx, p, base, baseLoc, c.add)
+		if err != nil {
+			return nil, nil, err
+		}
+		return reqs, retitle(updates, c.operation(), c.props), nil
+	}
+	props := maps.Clone(map[string]string(w.cat.Props))
+	maps.Copy(props, base.Properties())
+	cc := &captureCatalog{base: base, loc: baseLoc}
+	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
+	files, err := c.add.dataFiles(p.spec, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	tx := staged.NewTransaction()
+	if err := tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
+		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
+	}
+	return cc.reqs, retitle(cc.updates, c.operation(), c.props), nil
+}
+
+// retitle sets the operation and extra summary keys of the snapshot in
+// updates. The operation lives only in the table metadata (not in the
+// manifest list), so naming it after staging is safe.
+func retitle(updates []table.Update, op table.Operation, props map[string]string) []table.Update {
+	out := make([]table.Update, len(updates))
+	copy(out, updates)
+	for i, u := range out {
+		if u.Action() != table.UpdateAddSnapshot {
+			continue
+		}
+		b, err := json.Marshal(u)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Snapshot table.Snapshot `json:"snapshot"`
+		}
+		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.Summary == nil {
+			continue
+		}
+		doc.Snapshot.Summary.Operation = op
+		if doc.Snapshot.Summary.Properties == nil {
+			doc.Snapshot.Summary.Properties = iceberg.Properties{}
+		}
+		maps.Copy(doc.Snapshot.Summary.Properties, props)
+		out[i] = table.NewAddSnapshotUpdate(&doc.Snapshot)
+	}
+	return out
+}
+
+// commitChange commits c on the current head in one attempt; plan computes
+// the change from the freshly loaded table (and validates it).
+func (w *writer) commitChange(ctx context.Context, p *plan, planFn func(t *table.Table) (change, error)) (*table.Table, bool, error) {
+	t, err := w.cat.LoadTable(ctx, w.ident)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := checkSchemaUnchanged(t.Metadata(), p); err != nil {
+		return nil, false, err
+	}
+	c, err := planFn(t)
+	if err != nil {
+		return nil, false, err
+	}
+	if c.empty() {
+		return t, false, nil
+	}
+	reqs, updates, err := w.stageChange(ctx, p, t.Metadata(), t.MetadataLocation(), c)
+	if err != nil {
+		return nil, false, err
+	}
+	committed, err := w.publish(ctx, p, reqs, updates)
+	return committed, err == nil, err
+}
+
+// liveFiles calls fn for every live file of snapshot sn (data and delete
+// files), with the spec it was written under.
+func liveFiles(fs icebergio.IO, sn *table.Snapshot, fn func(df iceberg.DataFile) error) error {
+	if sn == nil {
+		return nil
+	}
+	manifests, err := sn.Manifests(fs)
+	if err != nil {
+		return fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+	}
+	for _, m := range manifests {
+		entries, err := m.FetchEntries(fs, true)
+		if err != nil {
+			return fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
+		}
+		for _, e := range entries {
+			if err := fn(e.DataFile()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// partitionKey is a canonical text of a file's spec and partition tuple, so
+// tuples decoded from manifests and tuples computed by the writer compare
+// equal whatever Go types carry them.
+func partitionKey(spec iceberg.PartitionSpec, values map[int]any) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(spec.ID()))
+	for _, f := range spec.Fields() {
+		b.WriteByte('/')
+		b.WriteString(canonicalValue(values[f.FieldID]))
+	}
+	return b.String()
+}
+
+func canonicalValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case []byte:
+		return "x" + hex.EncodeToString(x)
+	case string:
+		return strconv.Quote(x)
+	case iceberg.Decimal:
+		return "d" + x.String()
+	case fmt.Stringer:
+		return "s" + x.String()
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "i" + strconv.FormatInt(rv.Int(), 10)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "i" + strconv.FormatUint(rv.Uint(), 10)
+	case reflect.Float32, reflect.Float64:
+		return "f" + strconv.FormatFloat(rv.Float(), 'g', -1, 64)
+	case reflect.Bool:
+		return "b" + strconv.FormatBool(rv.Bool())
+	case reflect.Array:
+		if rv.Type().Elem().Kind() == reflect.Uint8 {
+			buf := make([]byte, rv.Len())
+			reflect.Copy(reflect.ValueOf(buf), rv)
+			return "x" + hex.EncodeToString(buf)
+		}
+	}
+	return fmt.Sprintf("%T:%v", v, v)
+}
+
+// overwritePartitions replaces the partitions the new data covers
+// (dynamic INSERT OVERWRITE); an unpartitioned table is replaced whole.
+func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, start *table.Snapshot) (*table.Table, error) {
+	if len(wr.files) == 0 {
+		return w.cat.LoadTable(ctx, w.ident)
+	}
+	keys := map[string]bool{}
+	for _, f := range wr.files {
+		keys[partitionKey(p.spec, f.values)] = true
+	}
+	specs := map[int]iceberg.PartitionSpec{}
+	inScope := func(df iceberg.DataFile) bool {
+		if p.spec.IsUnpartitioned() {
+			return true
+		}
+		spec, ok := specs[int(df.SpecID())]
+		if !ok {
+			return false
+		}
+		return int(df.SpecID()) == p.spec.ID() && keys[partitionKey(spec, df.Partition())]
+	}
+	retry, err := commit.RetryFromProperties(p.props)
+	if err != nil {
+		return nil, err
+	}
+	var committed *table.Table
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		var err error
+		committed, _, err = w.commitChange(ctx, p, func(t *table.Table) (change, error) {
+			for _, s := range t.Metadata().PartitionSpecs() {
+				specs[s.ID()] = s
+			}
+			fs, err := w.fileIO(ctx, p)
+			if err != nil {
+				return change{}, err
+			}
+			if err := w.validateIsolation(ctx, t, start, p.eff.Isolation, scope{
+				name: "the replaced partitions", newData: inScope, deletesIn: inScope,
+			}); err != nil {
+				return change{}, err
+			}
+			c := change{add: wr, force: table.OpOverwrite, props: map[string]string{"replace-partitions": "true"}}
+			err = liveFiles(fs, t.Metadata().SnapshotByName(table.MainBranch), func(df iceberg.DataFile) error {
+				if df.ContentType() == iceberg.EntryContentData && inScope(df) {
+					c.remove = append(c.remove, df)
+				}
+				return nil
+			})
+			return c, err
+		})
+		return err
+	})
+	return committed, err
+}
