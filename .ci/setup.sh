@@ -16,3 +16,4 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
   echo "$want" > "$stamp"
 fi
 ./build.sh
+bash .ci/spark.sh >/dev/null

@@ -38,6 +38,7 @@ from .errors import (
     TableAlreadyExistsError,
     ValidationError,
 )
+from .expressions import Column, col, expr, lit
 from .table import Table, table
 from .writer import (
     DataFrameWriterV2,
@@ -77,6 +78,7 @@ def library_version() -> str:
 
 
 __all__ = [
+    "Column",
     "CommitConflictError",
     "CommitStateUnknownError",
     "DataFrameWriterV2",
@@ -98,10 +100,13 @@ __all__ = [
     "__version__",
     "abi_version",
     "bucket",
+    "col",
     "configure",
     "days",
+    "expr",
     "hours",
     "library_version",
+    "lit",
     "months",
     "set_runtime",
     "table",

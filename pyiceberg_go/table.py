@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Union
 
 from . import _session
+from .expressions import Column, _literal, to_sql
+from .writer import WriteResult
 
 if TYPE_CHECKING:
     import pyarrow
@@ -84,6 +87,57 @@ class Table:
         """
         doc = _session.execute({"op": "snapshots", "table": self.identifier})
         return list(doc.get("snapshots") or [])
+
+
+    def delete(self, where: Union[str, Column], options: Mapping[str, Any] | None = None) -> WriteResult:
+        """Delete the rows matching ``where`` (DELETE FROM ... WHERE).
+
+        Files whose rows all match are dropped from metadata; files matching in
+        part are rewritten (copy-on-write). Concurrent changes are checked at
+        ``write.delete.isolation-level`` (default serializable). Nothing is
+        committed when no row matches. Use ``"true"`` to delete every row.
+
+        Example::
+
+            ig.table("local.db.logs").delete("level = 'DEBUG' AND ts < TIMESTAMP '2024-01-01 00:00:00'")
+            ig.table("local.db.logs").delete(ig.col("level") == "DEBUG")
+        """
+        doc = self._row_document("delete", options)
+        doc["filter"] = to_sql(where, "delete condition")
+        return WriteResult.from_document(_session.execute(doc))
+
+    def update(
+        self, set: Mapping[str, Any], where: Union[str, Column, None] = None, options: Mapping[str, Any] | None = None
+    ) -> WriteResult:
+        """Set columns on the rows matching ``where`` (UPDATE ... SET ... WHERE); all rows without ``where``.
+
+        Each value is a SQL expression (a str such as ``"price * 2"``), an
+        ``ig.col``/``ig.lit`` expression, or a plain Python value (a literal;
+        wrap strings meant as literals in ``ig.lit``). Values are converted to
+        the column's type by Spark's ANSI store-assignment rules.
+
+        Example::
+
+            ig.table("local.db.items").update({"price": "price * 1.1", "note": ig.lit("raised")}, where="cat = 'a'")
+        """
+        if not isinstance(set, Mapping) or not set:
+            raise ValueError("update() needs a non-empty mapping of column -> value")
+        values: dict[str, str] = {}
+        for k, v in set.items():
+            if not isinstance(k, str):
+                raise TypeError(f"update() column names must be str, got {k!r}")
+            values[k] = v.sql if isinstance(v, Column) else v if isinstance(v, str) else _literal(v)
+        doc = self._row_document("update", options)
+        doc["set"] = values
+        if where is not None:
+            doc["filter"] = to_sql(where, "update condition")
+        return WriteResult.from_document(_session.execute(doc))
+
+    def _row_document(self, op: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        doc: dict[str, Any] = {"op": op, "table": self.identifier}
+        if options:
+            doc["options"] = {str(k): _session._option_value(v) for k, v in options.items()}
+        return doc
 
 
 def table(identifier: str) -> Table:

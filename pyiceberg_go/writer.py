@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from . import _session
+from .expressions import Column, to_sql
 
 @dataclass(frozen=True)
 class PartitionTransform:
@@ -292,6 +293,36 @@ class DataFrameWriterV2:
             r = ig.writeTo(df, "local.db.t").append()
         """
         return self._write("append")
+
+    def overwritePartitions(self) -> WriteResult:
+        """Replace the partitions the data covers (dynamic INSERT OVERWRITE), for every transform.
+
+        An unpartitioned table is replaced whole; empty data commits nothing. The
+        snapshot is an ``overwrite`` with ``replace-partitions=true``. With the
+        ``isolation-level`` option (``serializable`` or ``snapshot``) concurrent
+        changes to the replaced partitions fail the write with CommitConflictError.
+
+        Example::
+
+            r = ig.writeTo(day_df, "local.db.events").overwritePartitions()
+        """
+        return self._write("overwritePartitions")
+
+    def overwrite(self, condition: Union[str, Column]) -> WriteResult:
+        """Delete the rows matching ``condition`` and add the data, in one snapshot.
+
+        Files whose rows all match are dropped; files that match in part are
+        rewritten without the matching rows (Spark fails instead). The new rows
+        are not checked against the condition.
+
+        Example::
+
+            ig.writeTo(df, "local.db.events").overwrite("day = DATE '2024-05-01'")
+            ig.writeTo(df, "local.db.events").overwrite(ig.col("level") == "INFO")
+        """
+        doc = self.request_document("overwrite")
+        doc["filter"] = to_sql(condition, "overwrite condition")
+        return WriteResult.from_document(_session.execute(doc, self._df))
 
 
 def writeTo(df: object, table: str) -> DataFrameWriterV2:

@@ -2,14 +2,497 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 )
 
-// runFiltered runs overwrite(filter), delete and update.
+// Row-level modes (write.delete.mode, write.update.mode).
+const (
+	modeCopyOnWrite = "copy-on-write"
+	modeMergeOnRead = "merge-on-read"
+)
+
+// assignment is one column an update sets.
+type assignment struct {
+	index int // position of the column in the table's top-level fields
+	value *expr.Expr
+}
+
+// filtered is the state of one overwrite(filter), delete or update.
+type filtered struct {
+	w      *writer
+	p      *plan
+	op     string
+	filter *expr.Expr
+	sets   []assignment
+
+	mu sync.Mutex
+	// rewrites caches the rewrite of each data file by path, so a retry
+	// that plans again does not read a file twice.
+	rewrites map[string]rewrite
+}
+
+// rewrite is what became of one data file the filter may match.
+type rewrite struct {
+	matched int64   // rows the filter matched
+	out     written // the rows written back (nil when matched == 0)
+}
+
+// runFiltered runs overwrite(filter), delete and update. Files the filter
+// matches entirely are dropped from metadata (delete and overwrite); files
+// it matches in part are rewritten (copy-on-write).
 func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Result, error) {
-	return nil, fmt.Errorf("%w: %s is not available yet", errs.ErrNotSupported, w.req.Op)
+	op := w.req.Op
+	text := w.req.Filter
+	if op == request.OpUpdate && strings.TrimSpace(text) == "" {
+		text = "true"
+	}
+	f, err := expr.Compile(text, p.schema)
+	if err != nil {
+		return nil, err
+	}
+	if !f.IsPredicate() {
+		return nil, fmt.Errorf("%w: filter %q is not a boolean expression (it is %s)", errs.ErrValidation, text, f.Type())
+	}
+	fl := &filtered{w: w, p: p, op: op, filter: f, rewrites: map[string]rewrite{}}
+	if op == request.OpUpdate {
+		if fl.sets, err = compileSets(w.req.Set, p.schema); err != nil {
+			return nil, err
+		}
+	}
+	level := p.eff.Isolation
+	mode := modeCopyOnWrite
+	if op != request.OpOverwrite {
+		if level, err = tableIsolation(p.eff.Props, "write."+op+".isolation-level"); err != nil {
+			return nil, err
+		}
+		switch m := strings.ToLower(p.eff.Props["write."+op+".mode"]); m {
+		case "", modeCopyOnWrite:
+		case modeMergeOnRead:
+			mode = modeMergeOnRead
+		default:
+			return nil, fmt.Errorf("%w: table property write.%s.mode=%q is not copy-on-write or merge-on-read", errs.ErrInvalidArgument, op, m)
+		}
+	}
+	start, err := w.startSnapshot(t, p)
+	if err != nil {
+		return nil, err
+	}
+	if mode == modeMergeOnRead {
+		return fl.mergeOnRead(ctx, t, start, level)
+	}
+	// overwrite's new rows are written first: the input is read once.
+	var input written
+	if op == request.OpOverwrite {
+		if input, err = w.writeData(ctx, p, w.input); err != nil {
+			return nil, err
+		}
+	}
+	return fl.copyOnWrite(ctx, t, start, level, input)
+}
+
+// copyOnWrite commits the filtered operation by dropping whole files and
+// rewriting partly matched ones, with input's new files (overwrite).
+func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *table.Snapshot, level string, input written) (*Result, error) {
+	w, p, op, f := fl.w, fl.p, fl.op, fl.filter
+	// delete and update change the rows of the snapshot they start from.
+	first := t.Metadata().SnapshotByName(table.MainBranch)
+	retry, err := commit.RetryFromProperties(p.props)
+	if err == nil {
+		// Read and rewrite before committing; attempts reuse the rewrites.
+		_, err = fl.plan(ctx, t, first)
+	}
+	if err != nil {
+		fl.cleanup(ctx, input)
+		return nil, err
+	}
+	w.testDelay()
+	var (
+		committed *table.Table
+		did       bool
+		final     change
+	)
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		var err error
+		committed, did, err = w.commitChange(ctx, p, func(head *table.Table) (change, error) {
+			// overwrite(filter) removes what matches at commit time, as
+			// Spark's overwriteByRowFilter does; delete and update change
+			// the rows they read.
+			at := first
+			if op == request.OpOverwrite {
+				at = head.Metadata().SnapshotByName(table.MainBranch)
+			}
+			c, err := fl.plan(ctx, head, at)
+			if err != nil {
+				return change{}, err
+			}
+			sc := scope{name: "rows matching " + f.String(), newData: fl.mightMatch(head), deletesIn: fl.mightMatch(head)}
+			if op != request.OpOverwrite {
+				sc.rewritten = map[string]bool{}
+				for _, df := range c.remove {
+					sc.rewritten[df.FilePath()] = true
+				}
+			}
+			if err := w.validateIsolation(ctx, head, start, level, sc); err != nil {
+				return change{}, err
+			}
+			c.add.files = append(append([]writtenFile{}, input.files...), c.add.files...)
+			c.add.rows += input.rows
+			c.add.bytes += input.bytes
+			final = c
+			return c, nil
+		})
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			fl.cleanup(ctx, input)
+		}
+		return nil, mapCatalogErr(err, w.id)
+	}
+	fl.cleanupUnused(ctx, final)
+	res := w.result(committed, final.add, did)
+	return res, nil
+}
+
+// tableIsolation reads an isolation level table property (default serializable).
+func tableIsolation(props map[string]string, key string) (string, error) {
+	v, ok := props[key]
+	if !ok {
+		return isolationSerializable, nil
+	}
+	return parseIsolation("table property "+key, v)
+}
+
+// compileSets binds update's assignments to top-level columns of sc.
+func compileSets(set map[string]string, sc *iceberg.Schema) ([]assignment, error) {
+	var out []assignment
+	seen := map[int]string{}
+	for col, text := range set {
+		idx := -1
+		for i, f := range sc.Fields() {
+			if strings.EqualFold(f.Name, col) {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			if _, ok := sc.FindFieldByNameCaseInsensitive(col); ok {
+				return nil, fmt.Errorf("%w: update of nested field %q: set its top-level struct column instead", errs.ErrNotSupported, col)
+			}
+			return nil, fmt.Errorf("%w: update sets column %q, which is not in the table", errs.ErrValidation, col)
+		}
+		if prev, ok := seen[idx]; ok {
+			return nil, fmt.Errorf("%w: update sets column %q twice (%q and %q)", errs.ErrInvalidArgument, sc.Field(idx).Name, prev, col)
+		}
+		seen[idx] = col
+		field := sc.Field(idx)
+		e, err := expr.Compile(text, sc)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = e.AssignTo(field.Name, field.Type); err != nil {
+			return nil, err
+		}
+		out = append(out, assignment{index: idx, value: e})
+	}
+	return out, nil
+}
+
+// mightMatch judges a file of t by its metadata.
+func (fl *filtered) mightMatch(t *table.Table) func(iceberg.DataFile) bool {
+	return func(df iceberg.DataFile) bool {
+		spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return true
+		}
+		return fl.filter.MightMatch(df, *spec)
+	}
+}
+
+// plan decides, for the data files of snapshot at, which are dropped whole,
+// which are rewritten, and which are kept; rewrites run in parallel.
+func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (change, error) {
+	var c change
+	if at == nil {
+		return c, nil
+	}
+	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(fl.filter.Iceberg()))
+	tasks, err := sc.PlanFiles(ctx)
+	if err != nil {
+		return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
+	}
+	seen := map[string]bool{}
+	var todo []table.FileScanTask
+	for _, task := range tasks {
+		df := task.File
+		if seen[df.FilePath()] {
+			continue
+		}
+		seen[df.FilePath()] = true
+		spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return c, fmt.Errorf("%w: data file %s has unknown partition spec %d", errs.ErrValidation, df.FilePath(), df.SpecID())
+		}
+		if !fl.filter.MightMatch(df, *spec) {
+			continue
+		}
+		if fl.op != request.OpUpdate && fl.filter.MatchesAll(df, *spec) {
+			c.remove = append(c.remove, df)
+			continue
+		}
+		task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
+		todo = append(todo, task)
+	}
+	if err := fl.rewriteAll(ctx, t, at, todo); err != nil {
+		return c, err
+	}
+	for _, task := range todo {
+		rw := fl.rewrites[task.File.FilePath()]
+		if rw.matched == 0 {
+			continue
+		}
+		c.remove = append(c.remove, task.File)
+		c.add.files = append(c.add.files, rw.out.files...)
+		c.add.rows += rw.out.rows
+		c.add.bytes += rw.out.bytes
+	}
+	return c, nil
+}
+
+// rewriteAll rewrites the files of tasks not rewritten yet, several at once.
+func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Snapshot, tasks []table.FileScanTask) error {
+	var pending []table.FileScanTask
+	fl.mu.Lock()
+	for _, task := range tasks {
+		if _, ok := fl.rewrites[task.File.FilePath()]; !ok {
+			pending = append(pending, task)
+		}
+	}
+	fl.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	return forEach(ctx, len(pending), func(ctx context.Context, i int) error {
+		rw, err := fl.rewriteFile(ctx, t, at, pending[i])
+		if err != nil {
+			return err
+		}
+		fl.mu.Lock()
+		fl.rewrites[pending[i].File.FilePath()] = rw
+		fl.mu.Unlock()
+		return nil
+	})
+}
+
+// rewriteFile reads one data file with its delete files applied (rows
+// deleted before stay deleted), drops (delete, overwrite) or changes
+// (update) the rows the filter matches, and writes the result as new files.
+// A file without a matching row is left alone.
+func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask) (rewrite, error) {
+	mem := memory.DefaultAllocator
+	path := task.File.FilePath()
+	sc := t.Scan(table.WithSnapshotID(at.SnapshotID))
+	schema, batches, err := sc.ReadTasks(ctx, []table.FileScanTask{task})
+	if err != nil {
+		return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
+	}
+	var (
+		out     []arrow.RecordBatch
+		matched int64
+	)
+	release := func() {
+		for _, r := range out {
+			r.Release()
+		}
+	}
+	for rec, err := range batches {
+		if err != nil {
+			release()
+			return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
+		}
+		parts, n, err := fl.apply(ctx, rec, mem)
+		rec.Release()
+		if err != nil {
+			release()
+			return rewrite{}, fmt.Errorf("%s (in %s): %w", fl.op, path, err)
+		}
+		matched += n
+		out = append(out, parts...)
+	}
+	if matched == 0 {
+		release()
+		return rewrite{}, nil
+	}
+	rdr, err := array.NewRecordReader(schema, out)
+	release()
+	if err != nil {
+		return rewrite{}, fmt.Errorf("%w: rewriting %s: %v", errs.ErrValidation, path, err)
+	}
+	defer rdr.Release()
+	wr, err := fl.w.writeData(ctx, fl.p, rdr)
+	if err != nil {
+		return rewrite{}, err
+	}
+	return rewrite{matched: matched, out: wr}, nil
+}
+
+// apply evaluates the filter on rec and returns the rows to write back and
+// how many rows matched.
+func (fl *filtered) apply(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
+	mask, err := fl.filter.Eval(ctx, rec, mem)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer mask.Release()
+	bm, ok := mask.(*array.Boolean)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
+	}
+	isTrue, matched := truthMask(bm, mem)
+	defer isTrue.Release()
+	if matched == 0 {
+		rec.Retain()
+		return []arrow.RecordBatch{rec}, 0, nil
+	}
+	notTrue := invert(isTrue, mem)
+	defer notTrue.Release()
+	var out []arrow.RecordBatch
+	keep, err := compute.FilterRecordBatch(ctx, rec, notTrue, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: filtering rows: %v", errs.ErrValidation, err)
+	}
+	if keep.NumRows() > 0 {
+		out = append(out, keep)
+	} else {
+		keep.Release()
+	}
+	if fl.op != request.OpUpdate {
+		return out, matched, nil
+	}
+	hit, err := compute.FilterRecordBatch(ctx, rec, isTrue, compute.DefaultFilterOptions())
+	if err != nil {
+		releaseAll(out)
+		return nil, 0, fmt.Errorf("%w: filtering rows: %v", errs.ErrValidation, err)
+	}
+	defer hit.Release()
+	updated, err := fl.assign(ctx, hit, mem)
+	if err != nil {
+		releaseAll(out)
+		return nil, 0, err
+	}
+	return append(out, updated), matched, nil
+}
+
+// assign returns rec with update's columns replaced by their new values.
+func (fl *filtered) assign(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+	cols := append([]arrow.Array{}, rec.Columns()...)
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	fields := append([]arrow.Field{}, rec.Schema().Fields()...)
+	for _, a := range fl.sets {
+		v, err := a.value.Eval(ctx, rec, mem)
+		if err != nil {
+			return nil, err
+		}
+		made = append(made, v)
+		cols[a.index] = v
+		fields[a.index].Type = v.DataType()
+		fields[a.index].Nullable = true
+	}
+	md := rec.Schema().Metadata()
+	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows()), nil
+}
+
+// truthMask turns a three-valued mask into a two-valued one: true where the
+// filter is TRUE (NULL counts as not matching, as in SQL).
+func truthMask(m *array.Boolean, mem memory.Allocator) (*array.Boolean, int64) {
+	n := m.Len()
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	bits := buf.Bytes()
+	clear(bits)
+	var count int64
+	for i := range n {
+		if m.IsValid(i) && m.Value(i) {
+			bitutil.SetBit(bits, i)
+			count++
+		}
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.NewBooleanData(data), count
+}
+
+func invert(m *array.Boolean, mem memory.Allocator) *array.Boolean {
+	n := m.Len()
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(n))))
+	bits := buf.Bytes()
+	clear(bits)
+	for i := range n {
+		if !m.Value(i) {
+			bitutil.SetBit(bits, i)
+		}
+	}
+	data := array.NewData(arrow.FixedWidthTypes.Boolean, n, []*memory.Buffer{nil, buf}, nil, 0, 0)
+	buf.Release()
+	defer data.Release()
+	return array.NewBooleanData(data)
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// cleanup deletes every file this operation wrote (it failed).
+func (fl *filtered) cleanup(ctx context.Context, input written) {
+	paths := append([]string{}, input.paths...)
+	fl.mu.Lock()
+	for _, rw := range fl.rewrites {
+		paths = append(paths, rw.out.paths...)
+	}
+	fl.mu.Unlock()
+	fl.w.deleteFiles(context.WithoutCancel(ctx), fl.p, paths)
+}
+
+// cleanupUnused deletes rewrites of earlier attempts that the committed
+// change did not use (a retry found the file gone or unmatched).
+func (fl *filtered) cleanupUnused(ctx context.Context, used change) {
+	keep := map[string]bool{}
+	for _, f := range used.add.files {
+		keep[f.f.Path] = true
+	}
+	var paths []string
+	fl.mu.Lock()
+	for _, rw := range fl.rewrites {
+		for _, p := range rw.out.paths {
+			if !keep[p] {
+				paths = append(paths, p)
+			}
+		}
+	}
+	fl.mu.Unlock()
+	fl.w.deleteFiles(context.WithoutCancel(ctx), fl.p, paths)
 }

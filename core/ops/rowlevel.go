@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -198,6 +199,19 @@ func canonicalValue(v any) string {
 	return fmt.Sprintf("%T:%v", v, v)
 }
 
+// testDelay sleeps test.commit-delay-ms before a row-level operation's
+// first commit attempt when the session has test.hooks=true, so tests can
+// commit a concurrent change in between.
+func (w *writer) testDelay() {
+	conf := w.sess.Conf()
+	if conf["test.hooks"] != "true" {
+		return
+	}
+	if ms, err := strconv.Atoi(conf["test.commit-delay-ms"]); err == nil && ms > 0 {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+	}
+}
+
 // overwritePartitions replaces the partitions the new data covers
 // (dynamic INSERT OVERWRITE); an unpartitioned table is replaced whole.
 func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, start *table.Snapshot) (*table.Table, error) {
@@ -223,6 +237,7 @@ func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, s
 	if err != nil {
 		return nil, err
 	}
+	w.testDelay()
 	var committed *table.Table
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
 		var err error

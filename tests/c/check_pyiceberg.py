@@ -88,8 +88,27 @@ def main(d: str) -> int:
             check(days == [dayno], f"{path}: partition day {dayno} holds days {days}")
     check(total == TOTAL_ROWS, f"data files hold {total} rows")
 
+    check_row_level(cat)
+
     print(f"pyiceberg: {'0 failed' if not failures else f'{len(failures)} failed'}")
     return 0 if not failures else 1
+
+
+def day_of(i: int) -> int | None:
+    return None if i % 11 == 0 else (TS_BASE + i * TS_STEP) // DAY_US
+
+
+def check_row_level(cat: SqlCatalog) -> None:
+    """t3: rows 0..99 by day(ts); overwritePartitions with rows 0..9; delete id >= 50."""
+    t = cat.load_table("db.t3")
+    replaced = {day_of(i) for i in range(10)}
+    want = sorted({i for i in range(100) if day_of(i) not in replaced} | set(range(10)))
+    want = [i for i in want if i < 50]
+    got = t.scan().to_arrow().sort_by("id").column("id").to_pylist()
+    check(got == want, f"t3 ids {got}, want {want}")
+    ops = [s.summary.operation.value for s in t.snapshots()]
+    check(ops[:2] == ["append", "overwrite"] and len(ops) == 3, f"t3 operations {ops}")
+    check(t.snapshots()[1].summary["replace-partitions"] == "true", "overwritePartitions lacks replace-partitions")
 
 
 if __name__ == "__main__":

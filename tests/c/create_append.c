@@ -523,6 +523,61 @@ int main(int argc, char **argv) {
   pig_free(result);
   drop_error(&err);
 
+  /* Row-level operations on a second table t3 (check_pyiceberg.py checks its rows):
+   * overwritePartitions with rows 0..9 replaces the day partitions they cover,
+   * then a delete removes id >= 50, then a delete that matches nothing commits nothing. */
+  make_stream(&in, 0, 50, 2, 0, &released);
+  st = execute(session,
+               "{\"op\":\"create\",\"table\":\"local.db.t3\","
+               "\"partition_by\":[{\"transform\":\"day\",\"column\":\"ts\"}]}",
+               &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "create t3: %s", err.message ? err.message : "");
+  pig_free(result);
+  drop_error(&err);
+  make_stream(&in, 0, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"overwritePartitions\",\"table\":\"local.db.t3\"}", &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "overwritePartitions: %s", err.message ? err.message : "");
+  CHECK(released == 1 && in.release == NULL, "overwritePartitions: stream released %d times", released);
+  if (result != NULL) {
+    CHECK(strstr(result, "\"operation\":\"overwrite\"") != NULL, "overwritePartitions result: %s", result);
+    CHECK(strstr(result, "\"replace-partitions\":\"true\"") != NULL, "overwritePartitions result: %s", result);
+  }
+  pig_free(result);
+  drop_error(&err);
+  st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"id >= 50\"}", NULL, 0, &result,
+               &err);
+  CHECK(st == PIG_STATUS_OK, "delete: %s", err.message ? err.message : "");
+  if (result != NULL) {
+    CHECK(strstr(result, "\"operation\":\"delete\"") != NULL || strstr(result, "\"operation\":\"overwrite\"") != NULL,
+          "delete result: %s", result);
+    CHECK(strstr(result, "\"snapshot_id\":null") == NULL, "delete committed nothing: %s", result);
+  }
+  pig_free(result);
+  drop_error(&err);
+  st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"id < 0\"}", NULL, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "empty delete: %s", err.message ? err.message : "");
+  if (result != NULL) CHECK(strstr(result, "\"snapshot_id\":null") != NULL, "empty delete committed: %s", result);
+  pig_free(result);
+  drop_error(&err);
+  /* A malformed filter: invalid argument naming the position; an unknown column: validation. */
+  st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"id >\"}", NULL, 0, &result, &err);
+  CHECK(st == PIG_STATUS_INVALID_ARGUMENT, "malformed filter returned %d", st);
+  CHECK(err.message != NULL && strstr(err.message, "position") != NULL, "message lacks the position: %s",
+        err.message ? err.message : "(null)");
+  drop_error(&err);
+  st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"nope = 1\"}", NULL, 0, &result,
+               &err);
+  CHECK(st == PIG_STATUS_VALIDATION, "unknown column returned %d", st);
+  CHECK(err.message != NULL && strstr(err.message, "nope") != NULL, "message does not name the column: %s",
+        err.message ? err.message : "(null)");
+  drop_error(&err);
+  /* delete takes no input stream. */
+  make_stream(&in, 0, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"true\"}", &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_INVALID_ARGUMENT, "delete with a stream returned %d", st);
+  CHECK(released == 1, "delete with a stream: stream released %d times", released);
+  drop_error(&err);
+
   scan_check(session);
 
   CHECK(pig_session_release(session) == PIG_STATUS_OK, "release session");

@@ -200,12 +200,16 @@ func newEnv(t testing.TB) *env {
 }
 
 // session opens a new session on the env's catalog, closed at cleanup.
-func (e *env) session(t testing.TB) *session.Session {
+func (e *env) session(t testing.TB) *session.Session { return e.sessionWithConf(t, nil) }
+
+// sessionWithConf opens a session with session configuration conf.
+func (e *env) sessionWithConf(t testing.TB, conf map[string]string) *session.Session {
 	t.Helper()
 	s, err := session.Open(config.Session{
 		Catalogs: map[string]map[string]string{"local": maps.Clone(e.props)},
 		Env:      map[string]string{}, // the process environment must not leak in
 		Home:     e.dir,
+		Conf:     conf,
 	})
 	if err != nil {
 		t.Fatal(err)
