@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -201,11 +202,15 @@ func canonicalValue(v any) string {
 
 // testDelay sleeps test.commit-delay-ms before a row-level operation's
 // first commit attempt when the session has test.hooks=true, so tests can
-// commit a concurrent change in between.
+// commit a concurrent change in between; it first creates the file
+// test.commit-delay-signal (if set) to tell them the wait has begun.
 func (w *writer) testDelay() {
 	conf := w.sess.Conf()
 	if conf["test.hooks"] != "true" {
 		return
+	}
+	if path := conf["test.commit-delay-signal"]; path != "" {
+		_ = os.WriteFile(path, nil, 0o644)
 	}
 	if ms, err := strconv.Atoi(conf["test.commit-delay-ms"]); err == nil && ms > 0 {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
