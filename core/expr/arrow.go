@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -361,5 +360,3 @@ func toArrow(v *vec, mem memory.Allocator) (arrow.Array, error) {
 	}
 	return nil, fmt.Errorf("cannot build an Arrow array of %s", v.t)
 }
-
-var _ = decimal128.Num{}

@@ -130,7 +130,12 @@ func Compile(src string, sc *iceberg.Schema) (*Expr, error) {
 
 // Bind resolves the columns of n against sc (case-insensitively) and type
 // checks it.
-func Bind(n Node, sc *iceberg.Schema) (*Expr, error) {
+func Bind(n Node, sc *iceberg.Schema) (e *Expr, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			e, err = nil, bindErr(n.src(), 0, "internal error: %v", r)
+		}
+	}()
 	if sc == nil {
 		return nil, bindErr(n.src(), 0, "no schema to bind to")
 	}
@@ -283,7 +288,7 @@ func (b *binder) bind(n Node) (*bnode, error) {
 		}
 		t := x.typ
 		for _, e := range list {
-			ct, ok := cmpType(t, e.typ, e.op == opLit)
+			ct, ok := cmpType(t, e.typ)
 			if !ok {
 				return nil, b.errf(e.pos, "cannot compare %s with %s in IN", describe(x), describe(e))
 			}
@@ -407,7 +412,7 @@ func (b *binder) binary(opText string, l, r *bnode, pos int) (*bnode, error) {
 	case "+", "-", "*", "/", "%":
 		return b.arith(opText, l, r, pos)
 	}
-	t, ok := cmpType(l.typ, r.typ, r.op == opLit || l.op == opLit)
+	t, ok := cmpType(l.typ, r.typ)
 	if !ok {
 		return nil, b.errf(pos, "cannot compare %s with %s", describe(l), describe(r))
 	}
@@ -499,10 +504,10 @@ func (b *binder) arith(o string, l, r *bnode, pos int) (*bnode, error) {
 	return &bnode{op: opArith, sub: o, typ: res, kids: []*bnode{l, r}, pos: pos}, nil
 }
 
-// cmpType returns the type two operands of a comparison are cast to.
-// literal reports whether one side is a literal (only then is a string
-// converted to a date, timestamp or uuid, as the literal is checked at bind time).
-func cmpType(a, b iceberg.Type, literal bool) (iceberg.Type, bool) {
+// cmpType returns the type two operands of a comparison are cast to. A
+// string next to a date, timestamp, time or uuid is converted to that type
+// (a literal at bind time, so a malformed one is a bind error).
+func cmpType(a, b iceberg.Type) (iceberg.Type, bool) {
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
 	case ka == kNull:

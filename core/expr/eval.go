@@ -2,6 +2,7 @@ package expr
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -29,7 +30,12 @@ type evaluator struct {
 // returns an array of e's Arrow type with rec.NumRows() rows; predicates give
 // a boolean array with nulls for UNKNOWN. Arithmetic overflow, division by
 // zero and invalid casts fail with an *Error, as Spark does in ANSI mode.
-func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (arrow.Array, error) {
+func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (out arrow.Array, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("internal error evaluating %q: %v", e.src, r)
+		}
+	}()
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}

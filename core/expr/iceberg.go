@@ -109,10 +109,36 @@ func colTerm(n *bnode) (*colRef, bool) {
 	if n.op == opCol {
 		return n.col, true
 	}
-	if n.op == opCast && n.kids[0].op == opCol && monotoneCast(n.kids[0].typ, n.typ) {
+	if n.op == opCast && n.kids[0].op == opCol && exactCast(n.kids[0].typ, n.typ) {
 		return n.kids[0].col, true
 	}
 	return nil, false
+}
+
+// exactCast reports whether casting from a to b is injective and
+// order-preserving wherever it succeeds, so that a comparison of the cast
+// column with a literal is the same comparison of the column with the
+// literal converted back. (long to double, say, is not: two longs can map
+// to one double.)
+func exactCast(a, b iceberg.Type) bool {
+	ka, kb := kindOf(a), kindOf(b)
+	switch {
+	case isIntegral(ka) && isIntegral(kb):
+		return true
+	case isIntegral(ka) && kb == kDecimal:
+		digits := 10
+		if ka == kLong {
+			digits = 19
+		}
+		return precOf(b)-scaleOf(b) >= digits
+	case ka == kInt && kb == kDouble, ka == kFloat && kb == kDouble:
+		return true
+	case ka == kDecimal && kb == kDecimal:
+		return scaleOf(b) >= scaleOf(a) && precOf(b)-scaleOf(b) >= precOf(a)-scaleOf(a)
+	case isTime(ka) && isTime(kb):
+		return !(ka != kDate && kb == kDate)
+	}
+	return false
 }
 
 // monotoneCast reports whether casting from a to b preserves order (so that

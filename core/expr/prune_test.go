@@ -133,6 +133,10 @@ func TestIcebergConversion(t *testing.T) {
 		"upper(s) = 'A'":                         "AlwaysTrue()",
 		"NOT (upper(s) = 'A')":                   "AlwaysTrue()",
 		"i > 5000000000":                         "AlwaysTrue()",
+		"id = 9007199254740992D":                 "AlwaysTrue()", // long to double is not injective
+		"i = 3.0D":                               "Equal(term=Reference(name='i'), literal=3)",
+		"dec = 1":                                "Equal(term=Reference(name='dec'), literal=1.00)",
+		"dt < TIMESTAMP '2024-01-02 00:00:00'":   "LessThan(term=Reference(name='dt'), literal=2024-01-02)",
 	}
 	for src, want := range cases {
 		e, err := Compile(src, sc)
