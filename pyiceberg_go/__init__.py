@@ -39,6 +39,7 @@ from .errors import (
     ValidationError,
 )
 from .expressions import Column, col, expr, lit
+from .merge import MergeIntoWriter, mergeInto
 from .table import Table, table
 from .writer import (
     DataFrameWriterV2,
@@ -88,6 +89,7 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "LibraryPoisonedError",
+    "MergeIntoWriter",
     "NoSuchNamespaceError",
     "NoSuchTableError",
     "NotSupportedError",
@@ -107,6 +109,7 @@ __all__ = [
     "hours",
     "library_version",
     "lit",
+    "mergeInto",
     "months",
     "set_runtime",
     "table",

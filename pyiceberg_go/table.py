@@ -133,6 +133,18 @@ class Table:
             doc["filter"] = to_sql(where, "update condition")
         return WriteResult.from_document(_session.execute(doc))
 
+    def upsert(self, df: object, join_cols: Sequence[str]) -> WriteResult:
+        """PyIceberg-style upsert built on merge: rows matching on ``join_cols`` are updated, others inserted.
+
+        Example::
+
+            r = ig.table("local.db.customers").upsert(changes, ["id"])
+            print(r.merge["num-target-rows-updated"], r.merge["num-target-rows-inserted"])
+        """
+        from .merge import upsert
+
+        return upsert(self.identifier, df, join_cols)
+
     def _row_document(self, op: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
         doc: dict[str, Any] = {"op": op, "table": self.identifier}
         if options:

@@ -127,6 +127,9 @@ class WriteResult:
     snapshot_id: int | None
     summary: dict[str, str] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: A merge's counts: ``num-target-rows-copied``, ``-deleted``, ``-updated``, ``-inserted``,
+    #: ``-matched-updated``, ``-matched-deleted``, ``-not-matched-by-source-updated``, ``-deleted``.
+    merge: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> WriteResult:
@@ -143,6 +146,7 @@ class WriteResult:
             snapshot_id=int(sid) if sid is not None else None,
             summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
             metrics=dict(doc.get("metrics") or {}),
+            merge={str(k): int(v) for k, v in (doc.get("merge") or {}).items()},
         )
 
 

@@ -26,5 +26,7 @@ func (e *Expr) AssignTo(column string, t iceberg.Type) (*Expr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Expr{src: e.src, root: root, sc: e.sc}, nil
+	out := *e
+	out.root = root
+	return &out, nil
 }

@@ -47,7 +47,8 @@ type bnode struct {
 
 // colRef is a resolved column.
 type colRef struct {
-	scope   int      // which input batch (always 0 until MERGE adds a second scope)
+	scope   int      // which input batch (Scope index; 0 for Bind)
+	qual    []string // qualifier the canonical text writes before path (BindScopes)
 	fieldID int      //
 	path    []string // exact field names from the root of the schema
 	name    string   // dotted full name as the schema spells it
@@ -77,6 +78,13 @@ func (r schemaResolver) columns() string {
 }
 
 func (r schemaResolver) resolve(path []string) (*colRef, string) {
+	c, msg, _ := r.lookup(path)
+	return c, msg
+}
+
+// lookup is resolve that also reports whether path[0] names a top-level
+// column of the schema (so a failure is about this schema's column).
+func (r schemaResolver) lookup(path []string) (*colRef, string, bool) {
 	fields := r.sc.Fields()
 	var exact []string
 	var f iceberg.NestedField
@@ -89,17 +97,17 @@ func (r schemaResolver) resolve(path []string) (*colRef, string) {
 		}
 		dotted := strings.Join(path[:i+1], ".")
 		if len(found) == 0 {
-			return nil, fmt.Sprintf("unknown column %q", dotted)
+			return nil, fmt.Sprintf("unknown column %q", dotted), i > 0
 		}
 		if len(found) > 1 {
-			return nil, fmt.Sprintf("ambiguous column %q (matches %q and %q)", dotted, strings.Join(append(slices.Clone(exact), found[0].Name), "."), strings.Join(append(slices.Clone(exact), found[1].Name), "."))
+			return nil, fmt.Sprintf("ambiguous column %q (matches %q and %q)", dotted, strings.Join(append(slices.Clone(exact), found[0].Name), "."), strings.Join(append(slices.Clone(exact), found[1].Name), ".")), true
 		}
 		f = found[0]
 		exact = append(exact, f.Name)
 		if i < len(path)-1 {
 			st, ok := f.Type.(*iceberg.StructType)
 			if !ok {
-				return nil, fmt.Sprintf("column %q is not a struct", strings.Join(exact, "."))
+				return nil, fmt.Sprintf("column %q is not a struct", strings.Join(exact, ".")), true
 			}
 			fields = st.FieldList
 		}
@@ -108,15 +116,17 @@ func (r schemaResolver) resolve(path []string) (*colRef, string) {
 	if !ok {
 		name = strings.Join(exact, ".")
 	}
-	return &colRef{scope: r.scope, fieldID: f.ID, path: exact, name: name, typ: f.Type}, ""
+	return &colRef{scope: r.scope, fieldID: f.ID, path: exact, name: name, typ: f.Type}, "", true
 }
 
 // Expr is a bound, type-checked expression. It is immutable and safe for
 // concurrent use.
 type Expr struct {
-	src  string
-	root *bnode
-	sc   *iceberg.Schema
+	src      string
+	root     *bnode
+	sc       *iceberg.Schema // the schema of scope 0
+	scopes   []Scope         // nil for Bind: one unnamed scope, sc
+	nullSafe bool            // e is a side of a null-safe Key (KeyRange admits NULL)
 }
 
 // Compile parses src and binds it to sc.
@@ -156,11 +166,17 @@ func (e *Expr) Type() iceberg.Type { return e.root.typ }
 // IsPredicate reports whether e is boolean-typed.
 func (e *Expr) IsPredicate() bool { return kindOf(e.root.typ) == kBool }
 
-// FieldIDs returns the ids of the columns e references, sorted, without duplicates.
-func (e *Expr) FieldIDs() []int {
+// FieldIDs returns the ids of the columns e references, sorted, without
+// duplicates. For an expression bound with BindScopes they are those of
+// scope 0 (the target); see FieldIDsOf.
+func (e *Expr) FieldIDs() []int { return e.FieldIDsOf(0) }
+
+// FieldIDsOf returns the ids of the columns of scope (an index into the
+// scopes e was bound with) that e references, sorted, without duplicates.
+func (e *Expr) FieldIDsOf(scope int) []int {
 	var ids []int
 	e.root.walk(func(n *bnode) {
-		if n.op == opCol {
+		if n.op == opCol && n.col.scope == scope {
 			ids = append(ids, n.col.fieldID)
 		}
 	})
@@ -187,7 +203,11 @@ func (b *binder) errf(pos int, format string, a ...any) error {
 // describe names an operand for error messages: the column name or the SQL text.
 func describe(n *bnode) string {
 	if n.op == opCol {
-		return fmt.Sprintf("column %q (%s)", n.col.name, sqlType(n.typ))
+		name := n.col.name
+		if len(n.col.qual) > 0 {
+			name = strings.Join(n.col.qual, ".") + "." + name
+		}
+		return fmt.Sprintf("column %q (%s)", name, sqlType(n.typ))
 	}
 	if n.op == opCast && n.kids[0].op == opCol {
 		return describe(n.kids[0])

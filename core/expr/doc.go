@@ -1,5 +1,5 @@
 // Package expr is the SQL expression language shared by overwrite(filter),
-// DELETE, UPDATE and (later) MERGE: a subset of Spark SQL expressions that
+// DELETE, UPDATE and MERGE: a subset of Spark SQL expressions that
 // is parsed, bound to an Iceberg schema, converted to iceberg-go predicates
 // for file pruning, judged against data-file metadata, and evaluated
 // vectorised over Arrow record batches. It is pure Go.
@@ -157,6 +157,47 @@
 // Expr.MatchesAll judge a data file from its identity partition values and
 // column metrics (bounds, null and NaN counts; string bounds may be
 // truncated), soundly: missing metrics mean unknown.
+//
+// # Two inputs (MERGE)
+//
+// BindScopes binds against several inputs, each a Scope with a schema and
+// qualifier names; MERGE INTO target t USING source s binds against
+// [{target, t}, {source, s}], and EvalScopes evaluates over one batch per
+// scope whose rows i form joined row i.
+//
+//	on, err := expr.CompileScopes("t.id = s.id AND s.op <> 'D'", scopes)
+//	keys, residual := on.EquiJoin()          // hash keys t.id / s.id, residual s.op <> 'D'
+//	prune := expr.KeyRange(keys[0].Target, sourceKeys)
+//
+// Name resolution:
+//
+//   - q.col (and q.a.b for a struct field) resolves in the scope named q;
+//     qualifiers match case-insensitively and a name with dots (db.tbl)
+//     matches that many leading parts. Two scopes may not share a name.
+//   - An unqualified col resolves in the only scope that has it; a column of
+//     two scopes is an ambiguity error naming both (t.id or s.id).
+//   - When q is both a scope name and a top-level struct column of some
+//     scope, the scope wins, as in Spark; the struct column is used only
+//     when the named scope has no such column.
+//   - The canonical text (String) qualifies every column with its scope's
+//     first name, so it binds again to the same expression; messages name
+//     scopes the same way. A scope without names is reached unqualified
+//     only.
+//
+// Scope 0 is the target: FieldIDs, Iceberg, MightMatch and MatchesAll
+// consider its columns only, treating the columns of other scopes as
+// unknown values (FieldIDsOf gives another scope's ids). So t.part = 'a'
+// AND s.x > 1 prunes target files by t.part. Scopes reports the scopes an
+// expression reads; Eval is EvalScopes with the target batch alone.
+//
+// EquiJoin splits an ON condition into Keys (top-level AND conjuncts l = r
+// or l <=> r with one side over scope 0 only and the other over scope 1
+// only, converted to their common type and rebound as one-scope
+// expressions) and a residual of the other conjuncts. Key values are
+// equal as SQL's = says: for float and double NaN equals NaN and -0.0
+// equals 0.0, so normalise them before hashing. KeyRange turns the source's
+// key values into a target predicate (IN up to 1000 distinct values, else a
+// min/max range).
 //
 // Results are evaluated into typed Go slices and built into Arrow arrays of
 // the types iceberg-go's scan uses (string, binary, decimal128, date32,

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
 // evaluator evaluates bound nodes over one batch. Every node is evaluated
@@ -30,10 +31,19 @@ type evaluator struct {
 // returns an array of e's Arrow type with rec.NumRows() rows; predicates give
 // a boolean array with nulls for UNKNOWN. Arithmetic overflow, division by
 // zero and invalid casts fail with an *Error, as Spark does in ANSI mode.
-func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (out arrow.Array, err error) {
+// For an expression bound with BindScopes, rec is the batch of scope 0.
+func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (arrow.Array, error) {
+	return e.EvalScopes(ctx, []arrow.RecordBatch{rec}, mem)
+}
+
+// EvalScopes evaluates e over one batch per scope (recs[k] for scope k),
+// all with the same number of rows: rows i of the batches form joined row
+// i. A batch may be nil, or recs shorter than the scopes, for scopes e does
+// not read (see Scopes). Results and errors are as for Eval.
+func (e *Expr) EvalScopes(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (out arrow.Array, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("internal error evaluating %q: %v", e.src, r)
+			out, err = nil, fmt.Errorf("internal error evaluating %q: %v: %w", e.src, r, errs.ErrValidation)
 		}
 	}()
 	if mem == nil {
@@ -42,11 +52,29 @@ func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Alloc
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n := int(rec.NumRows())
+	n := -1
+	for k, rec := range recs {
+		if rec == nil {
+			continue
+		}
+		if rows := int(rec.NumRows()); n < 0 {
+			n = rows
+		} else if rows != n {
+			return nil, bindErr(e.src, 0, "the batch of %s has %d rows, the others %d", e.scopeName(k), rows, n)
+		}
+	}
+	for _, k := range e.Scopes() {
+		if k >= len(recs) || recs[k] == nil {
+			return nil, bindErr(e.src, 0, "no batch for %s, which the expression reads", e.scopeName(k))
+		}
+	}
+	if n < 0 {
+		return nil, bindErr(e.src, 0, "no batch to evaluate over")
+	}
 	// a bare top-level column of the right Arrow type is returned as is
 	// (nested fields need their parents' nulls applied)
-	if e.root.op == opCol && len(e.root.col.path) == 1 {
-		if arr, err := columnArray(rec, e.root.col); err == nil && arrow.TypeEqual(arr.DataType(), arrowType(e.root.typ)) {
+	if c := e.root.col; e.root.op == opCol && len(c.path) == 1 {
+		if arr, err := columnArray(recs[c.scope], c); err == nil && arrow.TypeEqual(arr.DataType(), arrowType(e.root.typ)) {
 			arr.Retain()
 			return arr, nil
 		}
@@ -56,7 +84,7 @@ func (e *Expr) Eval(ctx context.Context, rec arrow.RecordBatch, mem memory.Alloc
 		if v, ok := cache[c]; ok {
 			return v, nil
 		}
-		v, err := loadColumn(rec, c, e.src)
+		v, err := loadColumn(recs[c.scope], c, e.src)
 		if err != nil {
 			return nil, err
 		}

@@ -71,7 +71,7 @@ var diffSeeds = []int64{42, 7, 2026}
 func testEvalDifferential(t *testing.T, seed int64) {
 	r := rand.New(rand.NewSource(seed))
 	sc := testSchema()
-	g := gen{r}
+	g := gen{r: r}
 	checked, errored := 0, 0
 	for batch := 0; batch < 40; batch++ {
 		rows := randRows(r, 60, batch%3 == 0)

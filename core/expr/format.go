@@ -1,6 +1,9 @@
 package expr
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // String renders a bound node as canonical SQL text.
 func (n *bnode) String() string {
@@ -9,9 +12,9 @@ func (n *bnode) String() string {
 	case opLit:
 		return sqlLiteral(n.val, n.typ)
 	case opCol:
-		parts := make([]string, len(n.col.path))
-		for i, p := range n.col.path {
-			parts[i] = quoteIdent(p)
+		var parts []string
+		for _, p := range append(slices.Clone(n.col.qual), n.col.path...) {
+			parts = append(parts, quoteIdent(p))
 		}
 		return strings.Join(parts, ".")
 	case opNot:

@@ -13,7 +13,9 @@ import (
 // for which e is TRUE satisfies it. Parts that cannot be expressed
 // (functions, arithmetic on columns, ...) become iceberg.AlwaysTrue{}; NOT is
 // pushed down first so that this stays sound. Use it with
-// table.WithRowFilter for pruning. A non-boolean e gives AlwaysTrue.
+// table.WithRowFilter for pruning. A non-boolean e gives AlwaysTrue. For an
+// expression bound with BindScopes the predicate is over scope 0 (the
+// target): parts that read other scopes become AlwaysTrue.
 func (e *Expr) Iceberg() (out iceberg.BooleanExpression) {
 	if !e.IsPredicate() {
 		return iceberg.AlwaysTrue{}
@@ -46,7 +48,7 @@ func toIce(n *bnode, neg bool) iceberg.BooleanExpression {
 		}
 		return iceberg.NewOr(l, r)
 	case opCol:
-		if kindOf(n.typ) == kBool {
+		if kindOf(n.typ) == kBool && n.col.scope == 0 {
 			return iceberg.EqualTo(iceberg.Reference(n.col.name), !neg)
 		}
 	case opCmp:
@@ -103,13 +105,14 @@ func toIce(n *bnode, neg bool) iceberg.BooleanExpression {
 	return all
 }
 
-// colTerm returns the column of n when n is a column, possibly under a
-// widening cast whose literal can be converted back exactly.
+// colTerm returns the column of n when n is a column of scope 0, possibly
+// under a widening cast whose literal can be converted back exactly.
+// Columns of other scopes (MERGE's source) are unknown to pruning.
 func colTerm(n *bnode) (*colRef, bool) {
-	if n.op == opCol {
+	if n.op == opCol && n.col.scope == 0 {
 		return n.col, true
 	}
-	if n.op == opCast && n.kids[0].op == opCol && exactCast(n.kids[0].typ, n.typ) {
+	if n.op == opCast && n.kids[0].op == opCol && n.kids[0].col.scope == 0 && exactCast(n.kids[0].typ, n.typ) {
 		return n.kids[0].col, true
 	}
 	return nil, false

@@ -30,7 +30,9 @@ type fileJudge struct {
 // MightMatch is false only when no row of the data file can make e TRUE,
 // judged from the file's metadata alone: partition values of identity
 // fields (spec is the file's partition spec) and column metrics. It is
-// always true for a non-boolean e.
+// always true for a non-boolean e. For an expression bound with BindScopes
+// the file belongs to scope 0 (the target); columns of other scopes may
+// hold any value.
 func (e *Expr) MightMatch(f iceberg.DataFile, spec iceberg.PartitionSpec) (out bool) {
 	if !e.IsPredicate() {
 		return true
@@ -85,6 +87,9 @@ func (a absVal) point(k kind) bool {
 }
 
 func (j *fileJudge) column(c *colRef) absVal {
+	if c.scope != 0 {
+		return anything // another input (MERGE's source): the file says nothing about it
+	}
 	k := kindOf(c.typ)
 	for _, pf := range j.spec.Fields() {
 		if pf.SourceID() != c.fieldID {

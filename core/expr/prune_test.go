@@ -76,7 +76,7 @@ var pruneSeeds = []int64{5, 11}
 func testIcebergSoundness(t *testing.T, seed int64) {
 	r := rand.New(rand.NewSource(seed))
 	sc := testSchema()
-	g := gen{r}
+	g := gen{r: r}
 	converted, rejected := 0, 0
 	for batch := 0; batch < 20; batch++ {
 		rows := randRows(r, 50, batch%2 == 0)
@@ -300,7 +300,7 @@ func testMetricsSoundness(t *testing.T, seed int64) {
 	r := rand.New(rand.NewSource(seed))
 	sc := testSchema()
 	spec := levelSpec()
-	g := gen{r}
+	g := gen{r: r}
 	pruned, whole, judged := 0, 0, 0
 	for round := 0; round < 60; round++ {
 		all := randRows(r, 8, round%4 == 0)

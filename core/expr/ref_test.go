@@ -787,11 +787,31 @@ func (g gen) typed(n tn) tn {
 }
 
 // gen generates random typed expressions over the test schema.
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r *rand.Rand
+	// quals, when set, prefix every column with one of them (two-scope
+	// tests: joined rows hold each input's row under its qualifiers)
+	quals []string
+	// op lets string columns be the unqualified, source-only column "op"
+	op bool
+}
 
 func (g gen) pick(n int) int { return g.r.Intn(n) }
 
 func (g gen) col(t ty) tn {
+	if len(g.quals) == 0 {
+		return g.col1(t)
+	}
+	if t == tyStr && g.op && g.pick(5) == 0 {
+		return tCol{[]string{"op"}, tyStr}
+	}
+	c := g.col1(t).(tCol)
+	c.path = append([]string{g.quals[g.pick(len(g.quals))]}, c.path...)
+	return c
+}
+
+// col1 is a column of the test schema.
+func (g gen) col1(t ty) tn {
 	switch t {
 	case tyInt:
 		if g.pick(3) == 0 {

@@ -12,7 +12,7 @@ import (
 func TestMangledInputs(t *testing.T) {
 	r := rand.New(rand.NewSource(9))
 	sc := testSchema()
-	g := gen{r}
+	g := gen{r: r}
 	pieces := []string{"(", ")", "'", "`", ",", " AND ", " NOT ", "CASE", "END", "1.", "X'", "-", ".", "IN (", "NULL", "\\"}
 	failures := 0
 	for k := 0; k < 4000; k++ {

@@ -43,6 +43,9 @@ type Result struct {
 	SnapshotID *int64            `json:"snapshot_id"`
 	Summary    map[string]string `json:"summary,omitempty"`
 	Metrics    Metrics           `json:"metrics"`
+	// Merge holds a merge's row counts (num-target-rows-* without the
+	// spark.merge-into. prefix).
+	Merge map[string]int64 `json:"merge,omitempty"`
 }
 
 // Metrics of a write.

@@ -132,8 +132,11 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if op == request.OpDelete || op == request.OpUpdate || op == request.OpOverwrite {
+	switch op {
+	case request.OpDelete, request.OpUpdate, request.OpOverwrite:
 		return w.runFiltered(ctx, p, existing)
+	case request.OpMerge:
+		return w.runMerge(ctx, p, existing)
 	}
 
 	wr, err := w.writeData(ctx, p, w.input)

@@ -26,7 +26,9 @@ const (
 	// OpDelete deletes the rows matching Filter.
 	OpDelete = "delete"
 	// OpUpdate sets Set's columns on the rows matching Filter.
-	OpUpdate     = "update"
+	OpUpdate = "update"
+	// OpMerge is MERGE INTO the table USING the input, as Merge describes.
+	OpMerge      = "merge"
 	OpSnapshots  = "snapshots"
 	OpDropTable  = "drop_table"
 	OpListTables = "list_tables"
@@ -38,14 +40,14 @@ const (
 
 var ops = map[string]bool{
 	OpCreate: true, OpReplace: true, OpCreateOrReplace: true, OpAppend: true,
-	OpOverwritePartitions: true, OpOverwrite: true, OpDelete: true, OpUpdate: true,
+	OpOverwritePartitions: true, OpOverwrite: true, OpDelete: true, OpUpdate: true, OpMerge: true,
 	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: true,
 }
 
 // IsWrite reports whether op takes input data.
 func IsWrite(op string) bool {
 	switch op {
-	case OpCreate, OpReplace, OpCreateOrReplace, OpAppend, OpOverwritePartitions, OpOverwrite:
+	case OpCreate, OpReplace, OpCreateOrReplace, OpAppend, OpOverwritePartitions, OpOverwrite, OpMerge:
 		return true
 	}
 	return false
@@ -72,12 +74,80 @@ type Request struct {
 	Filter string `json:"filter,omitempty"`
 	// Set maps columns to the Spark SQL expressions update assigns them.
 	Set map[string]string `json:"set,omitempty"`
+	// Merge describes a merge.
+	Merge *Merge `json:"merge,omitempty"`
+}
+
+// Merge is MERGE INTO's ON condition and WHEN clauses.
+type Merge struct {
+	On string `json:"on"`
+	// SourceAlias and TargetAlias qualify columns in addition to "source"
+	// and "target" (and the table's name).
+	SourceAlias string        `json:"source_alias,omitempty"`
+	TargetAlias string        `json:"target_alias,omitempty"`
+	Clauses     []MergeClause `json:"clauses"`
+	// SchemaEvolution adds the source's new columns to the target.
+	SchemaEvolution bool `json:"schema_evolution,omitempty"`
+}
+
+// Merge clause kinds and actions.
+const (
+	WhenMatched            = "matched"
+	WhenNotMatched         = "not_matched"
+	WhenNotMatchedBySource = "not_matched_by_source"
+
+	ActionUpdate    = "update"
+	ActionUpdateAll = "update_all"
+	ActionDelete    = "delete"
+	ActionInsert    = "insert"
+	ActionInsertAll = "insert_all"
+)
+
+// MergeClause is one WHEN clause: its kind, optional condition and action;
+// Set holds update assignments or insert values (column -> expression).
+type MergeClause struct {
+	When      string            `json:"when"`
+	Condition string            `json:"condition,omitempty"`
+	Action    string            `json:"action"`
+	Set       map[string]string `json:"set,omitempty"`
+}
+
+var mergeActions = map[string]map[string]bool{
+	WhenMatched:            {ActionUpdate: true, ActionUpdateAll: true, ActionDelete: true},
+	WhenNotMatched:         {ActionInsert: true, ActionInsertAll: true},
+	WhenNotMatchedBySource: {ActionUpdate: true, ActionDelete: true},
+}
+
+func (m *Merge) validate() error {
+	if strings.TrimSpace(m.On) == "" {
+		return fmt.Errorf("%w: merge needs an ON condition", errs.ErrInvalidArgument)
+	}
+	if len(m.Clauses) == 0 {
+		return fmt.Errorf("%w: merge needs at least one WHEN clause", errs.ErrInvalidArgument)
+	}
+	for i, c := range m.Clauses {
+		acts, ok := mergeActions[c.When]
+		if !ok {
+			return fmt.Errorf("%w: merge clause %d: unknown kind %q (matched, not_matched, not_matched_by_source)", errs.ErrInvalidArgument, i, c.When)
+		}
+		if !acts[c.Action] {
+			return fmt.Errorf("%w: merge clause %d: WHEN %s cannot %s", errs.ErrInvalidArgument, i, strings.ToUpper(strings.ReplaceAll(c.When, "_", " ")), c.Action)
+		}
+		needsSet := c.Action == ActionUpdate || c.Action == ActionInsert
+		if needsSet != (len(c.Set) > 0) {
+			if needsSet {
+				return fmt.Errorf("%w: merge clause %d: %s needs at least one column", errs.ErrInvalidArgument, i, c.Action)
+			}
+			return fmt.Errorf("%w: merge clause %d: %s takes no columns", errs.ErrInvalidArgument, i, c.Action)
+		}
+	}
+	return nil
 }
 
 // IsRowLevel reports whether op changes existing rows of a table.
 func IsRowLevel(op string) bool {
 	switch op {
-	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate:
+	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate, OpMerge:
 		return true
 	}
 	return false
@@ -141,6 +211,15 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, fmt.Errorf("%w: operation %s takes no filter", errs.ErrInvalidArgument, r.Op)
 	case len(r.Set) > 0 && r.Op != OpUpdate:
 		return nil, fmt.Errorf("%w: operation %s takes no set", errs.ErrInvalidArgument, r.Op)
+	case r.Op == OpMerge && r.Merge == nil:
+		return nil, fmt.Errorf("%w: merge needs its ON condition and clauses", errs.ErrInvalidArgument)
+	case r.Op != OpMerge && r.Merge != nil:
+		return nil, fmt.Errorf("%w: operation %s takes no merge clauses", errs.ErrInvalidArgument, r.Op)
+	}
+	if r.Merge != nil {
+		if err := r.Merge.validate(); err != nil {
+			return nil, err
+		}
 	}
 	return &r, nil
 }

@@ -1,0 +1,972 @@
+package ops
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
+)
+
+// cardinalityError is Spark's message for a target row matched by several
+// source rows.
+const cardinalityError = "MERGE statement matched a single row from the target table with multiple rows of the source table"
+
+// Summary keys of a merge, as Spark 4.1 writes them.
+const (
+	mergeCopied           = "spark.merge-into.num-target-rows-copied"
+	mergeDeleted          = "spark.merge-into.num-target-rows-deleted"
+	mergeUpdated          = "spark.merge-into.num-target-rows-updated"
+	mergeInserted         = "spark.merge-into.num-target-rows-inserted"
+	mergeMatchedUpdated   = "spark.merge-into.num-target-rows-matched-updated"
+	mergeMatchedDeleted   = "spark.merge-into.num-target-rows-matched-deleted"
+	mergeBySourceUpdated  = "spark.merge-into.num-target-rows-not-matched-by-source-updated"
+	mergeBySourceDeleted  = "spark.merge-into.num-target-rows-not-matched-by-source-deleted"
+	scopeTarget           = 0
+	scopeSource           = 1
+	maxMergeSourceRowsIdx = math.MaxInt32
+)
+
+var mergeCountKeys = []string{mergeCopied, mergeDeleted, mergeUpdated, mergeInserted, mergeMatchedUpdated, mergeMatchedDeleted, mergeBySourceUpdated, mergeBySourceDeleted}
+
+// mergeCounts are a merge's row counts by summary key.
+type mergeCounts map[string]int64
+
+func (c mergeCounts) add(o mergeCounts) {
+	for k, v := range o {
+		c[k] += v
+	}
+}
+
+// mergeClause is a bound WHEN clause.
+type mergeClause struct {
+	when   string
+	cond   *expr.Expr         // nil: always
+	action string             // delete, update, insert
+	set    map[int]*expr.Expr // target column index -> value
+}
+
+// merger runs one MERGE INTO (copy-on-write).
+type merger struct {
+	w      *writer
+	p      *plan
+	on     *expr.Expr
+	keys   []expr.Key
+	resid  *expr.Expr
+	target *arrow.Schema // the table's Arrow schema (as scans return it)
+
+	matched, notMatched, bySource []mergeClause
+	checkCardinality              bool
+
+	source     arrow.RecordBatch
+	index      map[string][]int32
+	srcMatched []atomic.Bool
+
+	mu    sync.Mutex
+	files map[string]mergedFile
+}
+
+// mergedFile is what became of one target data file.
+type mergedFile struct {
+	changed bool
+	out     written
+	counts  mergeCounts
+}
+
+// runMerge runs MERGE INTO the table USING the input.
+func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result, error) {
+	spec := w.req.Merge
+	if spec.SchemaEvolution {
+		return nil, fmt.Errorf("%w: merge with schema evolution is not available yet", errs.ErrNotSupported)
+	}
+	mode := strings.ToLower(p.eff.Props["write.merge.mode"])
+	switch mode {
+	case "", modeCopyOnWrite:
+	case modeMergeOnRead:
+		return nil, fmt.Errorf("%w: write.merge.mode=merge-on-read is not available yet for merge; use copy-on-write", errs.ErrNotSupported)
+	default:
+		return nil, fmt.Errorf("%w: table property write.merge.mode=%q is not copy-on-write or merge-on-read", errs.ErrInvalidArgument, mode)
+	}
+	level, err := tableIsolation(p.eff.Props, "write.merge.isolation-level")
+	if err != nil {
+		return nil, err
+	}
+	m, err := w.newMerger(ctx, p, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer m.source.Release()
+	start := t.Metadata().SnapshotByName(table.MainBranch)
+
+	c, counts, err := m.plan(ctx, t, start)
+	if err != nil {
+		m.cleanup(ctx)
+		return nil, err
+	}
+	retry, err := commit.RetryFromProperties(p.props)
+	if err != nil {
+		m.cleanup(ctx)
+		return nil, err
+	}
+	c.props = map[string]string{}
+	for _, k := range mergeCountKeys {
+		c.props[k] = fmt.Sprint(counts[k])
+	}
+	rewritten := map[string]bool{}
+	for _, df := range c.remove {
+		rewritten[df.FilePath()] = true
+	}
+	w.testDelay()
+	var (
+		committed *table.Table
+		did       bool
+	)
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		var err error
+		committed, did, err = w.commitChange(ctx, p, func(head *table.Table) (change, error) {
+			sc := scope{name: "rows the merge condition may match", rewritten: rewritten, newData: func(df iceberg.DataFile) bool {
+				spec := head.Metadata().PartitionSpecByID(int(df.SpecID()))
+				return spec == nil || m.on.MightMatch(df, *spec)
+			}}
+			if err := w.validateIsolation(ctx, head, start, level, sc); err != nil {
+				return change{}, err
+			}
+			return c, nil
+		})
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			m.cleanup(ctx)
+		}
+		return nil, mapCatalogErr(err, w.id)
+	}
+	res := w.result(committed, c.add, did)
+	res.Merge = map[string]int64{}
+	for _, k := range mergeCountKeys {
+		res.Merge[strings.TrimPrefix(k, "spark.merge-into.")] = counts[k]
+	}
+	return res, nil
+}
+
+// newMerger reads the source and binds the ON condition and clauses.
+func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*merger, error) {
+	target, err := table.SchemaToArrowSchema(p.schema, nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
+	}
+	srcSchema, err := schema.FromArrow(w.input.Schema(), false)
+	if err != nil {
+		return nil, err
+	}
+	m := &merger{w: w, p: p, target: target, files: map[string]mergedFile{}}
+	if m.source, err = readAll(ctx, w.input); err != nil {
+		return nil, err
+	}
+	if m.source.NumRows() > maxMergeSourceRowsIdx {
+		m.source.Release()
+		return nil, fmt.Errorf("%w: merge source has %d rows (at most %d)", errs.ErrNotSupported, m.source.NumRows(), maxMergeSourceRowsIdx)
+	}
+	fail := func(err error) (*merger, error) {
+		m.source.Release()
+		return nil, err
+	}
+	targetNames := []string{"target", w.id.Name}
+	if spec.TargetAlias != "" {
+		targetNames = append(targetNames, spec.TargetAlias)
+	}
+	sourceNames := []string{"source"}
+	if spec.SourceAlias != "" {
+		sourceNames = append(sourceNames, spec.SourceAlias)
+	}
+	tScope := expr.Scope{Names: targetNames, Schema: p.schema}
+	sScope := expr.Scope{Names: sourceNames, Schema: srcSchema}
+	both := []expr.Scope{tScope, sScope}
+	if m.on, err = expr.CompileScopes(spec.On, both); err != nil {
+		return fail(err)
+	}
+	if !m.on.IsPredicate() {
+		return fail(fmt.Errorf("%w: merge ON condition %q is not a boolean expression", errs.ErrValidation, spec.On))
+	}
+	m.keys, m.resid = m.on.EquiJoin()
+	srcName := sourceNames[len(sourceNames)-1]
+	for i, c := range spec.Clauses {
+		scopes := both
+		switch c.When {
+		case request.WhenNotMatched:
+			scopes = []expr.Scope{sScope}
+		case request.WhenNotMatchedBySource:
+			scopes = []expr.Scope{tScope}
+		}
+		mc := mergeClause{when: c.When, action: c.Action, set: map[int]*expr.Expr{}}
+		if strings.TrimSpace(c.Condition) != "" {
+			if mc.cond, err = expr.CompileScopes(c.Condition, scopes); err != nil {
+				return fail(err)
+			}
+			if !mc.cond.IsPredicate() {
+				return fail(fmt.Errorf("%w: merge clause %d condition %q is not a boolean expression", errs.ErrValidation, i, c.Condition))
+			}
+		}
+		set := c.Set
+		switch c.Action {
+		case request.ActionUpdateAll, request.ActionInsertAll:
+			if set, err = allColumns(p.schema, srcSchema, srcName); err != nil {
+				return fail(fmt.Errorf("merge clause %d (%s): %w", i, c.Action, err))
+			}
+			mc.action = request.ActionUpdate
+			if c.Action == request.ActionInsertAll {
+				mc.action = request.ActionInsert
+			}
+		}
+		for col, text := range set {
+			idx := topLevelIndex(p.schema, col)
+			if idx < 0 {
+				return fail(fmt.Errorf("%w: merge clause %d sets column %q, which is not in the table", errs.ErrValidation, i, col))
+			}
+			if _, dup := mc.set[idx]; dup {
+				return fail(fmt.Errorf("%w: merge clause %d sets column %q twice", errs.ErrInvalidArgument, i, col))
+			}
+			v, err := expr.CompileScopes(text, scopes)
+			if err == nil {
+				f := p.schema.Field(idx)
+				v, err = v.AssignTo(f.Name, f.Type)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			mc.set[idx] = v
+		}
+		if mc.action == request.ActionInsert {
+			for i, f := range p.schema.Fields() {
+				if _, ok := mc.set[i]; !ok && f.Required {
+					return fail(fmt.Errorf("%w: merge insert gives no value for required column %q", errs.ErrValidation, f.Name))
+				}
+			}
+		}
+		switch c.When {
+		case request.WhenMatched:
+			m.matched = append(m.matched, mc)
+		case request.WhenNotMatched:
+			m.notMatched = append(m.notMatched, mc)
+		default:
+			m.bySource = append(m.bySource, mc)
+		}
+	}
+	// Spark checks cardinality unless the only matched clause is an
+	// unconditional DELETE; insert-only merges have nothing to check.
+	m.checkCardinality = len(m.matched) > 0 && !(len(m.matched) == 1 && m.matched[0].action == request.ActionDelete && m.matched[0].cond == nil)
+	if err := m.buildIndex(ctx); err != nil {
+		return fail(err)
+	}
+	m.srcMatched = make([]atomic.Bool, m.source.NumRows())
+	return m, nil
+}
+
+// allColumns expands updateAll/insertAll: every table column from the
+// source column of the same name.
+func allColumns(target, source *iceberg.Schema, srcName string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range target.Fields() {
+		idx := topLevelIndex(source, f.Name)
+		if idx < 0 {
+			return nil, fmt.Errorf("%w: the source has no column %q (use withSchemaEvolution or name the columns)", errs.ErrValidation, f.Name)
+		}
+		out[f.Name] = quoteIdent(srcName) + "." + quoteIdent(source.Field(idx).Name)
+	}
+	return out, nil
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// topLevelIndex finds a top-level column by name, case-insensitively.
+func topLevelIndex(sc *iceberg.Schema, name string) int {
+	for i, f := range sc.Fields() {
+		if strings.EqualFold(f.Name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// readAll reads a stream into one record batch.
+func readAll(ctx context.Context, in array.RecordReader) (arrow.RecordBatch, error) {
+	var recs []arrow.RecordBatch
+	defer func() { releaseAll(recs) }()
+	for in.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		}
+		rec := in.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := in.Err(); err != nil {
+		return nil, fmt.Errorf("%w: reading the merge source: %v", errs.ErrInvalidArgument, err)
+	}
+	sc := in.Schema()
+	cols := make([]arrow.Array, sc.NumFields())
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for i := range cols {
+		parts := make([]arrow.Array, 0, len(recs))
+		for _, r := range recs {
+			parts = append(parts, r.Column(i))
+		}
+		if len(parts) == 0 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, sc.Field(i).Type, 0)
+			continue
+		}
+		c, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			for _, c := range cols[:i] {
+				c.Release()
+			}
+			return nil, fmt.Errorf("%w: reading the merge source: %v", errs.ErrInvalidArgument, err)
+		}
+		cols[i] = c
+	}
+	rec := array.NewRecordBatch(sc, cols, n)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}
+
+// buildIndex hashes the source rows by their join keys.
+func (m *merger) buildIndex(ctx context.Context) error {
+	m.index = map[string][]int32{}
+	if len(m.keys) == 0 {
+		// No equality keys: every source row is a candidate for every target row.
+		all := make([]int32, m.source.NumRows())
+		for i := range all {
+			all[i] = int32(i)
+		}
+		m.index[""] = all
+		return nil
+	}
+	vals, err := evalKeys(ctx, m.keys, m.source, false)
+	if err != nil {
+		return err
+	}
+	defer releaseArrays(vals)
+	var buf []byte
+	for i := range int(m.source.NumRows()) {
+		var ok bool
+		if buf, ok = m.key(buf[:0], vals, i); ok {
+			m.index[string(buf)] = append(m.index[string(buf)], int32(i))
+		}
+	}
+	return nil
+}
+
+func evalKeys(ctx context.Context, keys []expr.Key, rec arrow.RecordBatch, target bool) ([]arrow.Array, error) {
+	out := make([]arrow.Array, 0, len(keys))
+	for _, k := range keys {
+		e := k.Source
+		if target {
+			e = k.Target
+		}
+		a, err := e.Eval(ctx, rec, memory.DefaultAllocator)
+		if err != nil {
+			releaseArrays(out)
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func releaseArrays(as []arrow.Array) {
+	for _, a := range as {
+		a.Release()
+	}
+}
+
+// key appends row i's join key to buf; false when a null makes the row
+// match nothing (a null key that is not null-safe).
+func (m *merger) key(buf []byte, vals []arrow.Array, i int) ([]byte, bool) {
+	if len(m.keys) == 0 {
+		return buf, true
+	}
+	for k, a := range vals {
+		if a.IsNull(i) {
+			if !m.keys[k].NullSafe {
+				return buf, false
+			}
+			buf = append(buf, 0)
+			continue
+		}
+		buf = append(buf, 1)
+		buf = appendKeyValue(buf, a, i)
+	}
+	return buf, true
+}
+
+// appendKeyValue appends an unambiguous encoding of a[i] (both sides of a
+// key have the same type). -0.0 and 0.0, and all NaNs, are one key each, as
+// Spark normalises them in joins.
+func appendKeyValue(buf []byte, a arrow.Array, i int) []byte {
+	switch x := a.(type) {
+	case *array.Int8:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Int16:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Int32:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Int64:
+		return binary.AppendVarint(buf, x.Value(i))
+	case *array.Date32:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Time64:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Timestamp:
+		return binary.AppendVarint(buf, int64(x.Value(i)))
+	case *array.Boolean:
+		if x.Value(i) {
+			return append(buf, 1)
+		}
+		return append(buf, 0)
+	case *array.Float32:
+		return appendFloat(buf, float64(x.Value(i)))
+	case *array.Float64:
+		return appendFloat(buf, x.Value(i))
+	case *array.Decimal128:
+		v := x.Value(i)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(v.HighBits()))
+		return binary.BigEndian.AppendUint64(buf, v.LowBits())
+	case *array.String:
+		return appendBytes(buf, []byte(x.Value(i)))
+	case *array.LargeString:
+		return appendBytes(buf, []byte(x.Value(i)))
+	case *array.Binary:
+		return appendBytes(buf, x.Value(i))
+	case *array.LargeBinary:
+		return appendBytes(buf, x.Value(i))
+	case *array.FixedSizeBinary:
+		return appendBytes(buf, x.Value(i))
+	}
+	return appendBytes(buf, []byte(a.ValueStr(i)))
+}
+
+func appendFloat(buf []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		f = math.NaN()
+	case f == 0:
+		f = 0
+	}
+	return binary.BigEndian.AppendUint64(buf, math.Float64bits(f))
+}
+
+func appendBytes(buf, b []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(b)))
+	return append(buf, b...)
+}
+
+// plan reads the target files the merge may touch, applies the clauses and
+// returns the change to commit with its counts.
+func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (change, mergeCounts, error) {
+	counts := mergeCounts{}
+	var c change
+	if at != nil && (len(m.matched) > 0 || len(m.bySource) > 0 || len(m.notMatched) > 0) {
+		filter := iceberg.BooleanExpression(iceberg.AlwaysTrue{})
+		if len(m.bySource) == 0 {
+			var err error
+			if filter, err = m.pruneFilter(ctx); err != nil {
+				return c, nil, err
+			}
+		}
+		tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+		if err != nil {
+			return c, nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
+		}
+		var todo []table.FileScanTask
+		seen := map[string]bool{}
+		for _, task := range tasks {
+			df := task.File
+			spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
+			if seen[df.FilePath()] || (len(m.bySource) == 0 && spec != nil && !m.on.MightMatch(df, *spec)) {
+				continue
+			}
+			seen[df.FilePath()] = true
+			task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
+			todo = append(todo, task)
+		}
+		err = forEach(ctx, len(todo), func(ctx context.Context, i int) error {
+			mf, err := m.mergeFile(ctx, t, at, todo[i])
+			if err != nil {
+				return err
+			}
+			m.mu.Lock()
+			m.files[todo[i].File.FilePath()] = mf
+			m.mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			return c, nil, err
+		}
+		for _, task := range todo {
+			mf := m.files[task.File.FilePath()]
+			if !mf.changed {
+				continue
+			}
+			c.remove = append(c.remove, task.File)
+			c.add.files = append(c.add.files, mf.out.files...)
+			c.add.paths = append(c.add.paths, mf.out.paths...)
+			c.add.rows += mf.out.rows
+			c.add.bytes += mf.out.bytes
+			counts.add(mf.counts)
+		}
+	}
+	ins, n, err := m.inserts(ctx)
+	if err != nil {
+		return c, nil, err
+	}
+	counts[mergeInserted] = n
+	c.add.files = append(c.add.files, ins.files...)
+	c.add.paths = append(c.add.paths, ins.paths...)
+	c.add.rows += ins.rows
+	c.add.bytes += ins.bytes
+	m.mu.Lock()
+	m.files[""] = mergedFile{out: ins}
+	m.mu.Unlock()
+	counts[mergeUpdated] = counts[mergeMatchedUpdated] + counts[mergeBySourceUpdated]
+	counts[mergeDeleted] = counts[mergeMatchedDeleted] + counts[mergeBySourceDeleted]
+	return c, counts, nil
+}
+
+// pruneFilter is implied by "a target row matches some source row": the ON
+// condition's target-only parts and the range of each key's source values.
+func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, error) {
+	filter := m.on.Iceberg()
+	vals, err := evalKeys(ctx, m.keys, m.source, false)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseArrays(vals)
+	for i, k := range m.keys {
+		filter = iceberg.NewAnd(filter, expr.KeyRange(k.Target, vals[i]))
+	}
+	return filter, nil
+}
+
+// mergeFile joins one target file with the source and applies the clauses.
+func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask) (mergedFile, error) {
+	path := task.File.FilePath()
+	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID)).ReadTasks(ctx, []table.FileScanTask{task})
+	if err != nil {
+		return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
+	}
+	mf := mergedFile{counts: mergeCounts{}}
+	var out []arrow.RecordBatch
+	defer func() { releaseAll(out) }()
+	for rec, err := range batches {
+		if err != nil {
+			return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
+		}
+		parts, changed, err := m.mergeBatch(ctx, rec, mf.counts)
+		rec.Release()
+		if err != nil {
+			return mergedFile{}, err
+		}
+		mf.changed = mf.changed || changed
+		out = append(out, parts...)
+	}
+	if !mf.changed {
+		return mergedFile{}, nil
+	}
+	rdr, err := array.NewRecordReader(m.target, out)
+	if err != nil {
+		return mergedFile{}, fmt.Errorf("%w: rewriting %s: %v", errs.ErrValidation, path, err)
+	}
+	defer rdr.Release()
+	if mf.out, err = m.w.writeData(ctx, m.p, rdr); err != nil {
+		return mergedFile{}, err
+	}
+	return mf, nil
+}
+
+// mergeBatch returns the rows of rec to write back (copied and updated);
+// changed reports whether any row was updated or deleted.
+func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts mergeCounts) ([]arrow.RecordBatch, bool, error) {
+	mem := memory.DefaultAllocator
+	n := int(rec.NumRows())
+	rec, err := m.asTarget(rec)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rec.Release()
+	// Candidate pairs by key.
+	var ti, si []int32
+	{
+		vals, err := evalKeys(ctx, m.keys, rec, true)
+		if err != nil {
+			return nil, false, err
+		}
+		var buf []byte
+		for i := range n {
+			var ok bool
+			if buf, ok = m.key(buf[:0], vals, i); !ok {
+				continue
+			}
+			for _, s := range m.index[string(buf)] {
+				ti = append(ti, int32(i))
+				si = append(si, s)
+			}
+		}
+		releaseArrays(vals)
+	}
+	pairT, pairS, err := m.pairs(ctx, rec, ti, si)
+	if err != nil {
+		return nil, false, err
+	}
+	defer pairT.Release()
+	defer pairS.Release()
+	if m.resid != nil && len(ti) > 0 {
+		mask, err := m.resid.EvalScopes(ctx, []arrow.RecordBatch{pairT, pairS}, mem)
+		if err != nil {
+			return nil, false, err
+		}
+		isTrue, _ := truthMask(mask.(*array.Boolean), mem)
+		mask.Release()
+		var kt, ks []int32
+		for j := range ti {
+			if isTrue.Value(j) {
+				kt, ks = append(kt, ti[j]), append(ks, si[j])
+			}
+		}
+		isTrue.Release()
+		ti, si = kt, ks
+		pairT.Release()
+		pairS.Release()
+		if pairT, pairS, err = m.pairs(ctx, rec, ti, si); err != nil {
+			return nil, false, err
+		}
+	}
+	hits := make([]int32, n)
+	for _, t := range ti {
+		hits[t]++
+		if hits[t] > 1 && m.checkCardinality {
+			return nil, false, fmt.Errorf("%w: %s", errs.ErrValidation, cardinalityError)
+		}
+	}
+	for _, s := range si {
+		m.srcMatched[s].Store(true)
+	}
+	state := make([]byte, n) // 0 copied, 1 deleted, 2 updated
+	var out []arrow.RecordBatch
+	fail := func(err error) ([]arrow.RecordBatch, bool, error) {
+		releaseAll(out)
+		return nil, false, err
+	}
+	// WHEN MATCHED, first clause whose condition holds.
+	if len(ti) > 0 && len(m.matched) > 0 {
+		done := make([]bool, len(ti))
+		for _, cl := range m.matched {
+			sel, err := m.selectRows(ctx, cl.cond, []arrow.RecordBatch{pairT, pairS}, done)
+			if err != nil {
+				return fail(err)
+			}
+			if len(sel) == 0 {
+				continue
+			}
+			if cl.action == request.ActionDelete {
+				for _, j := range sel {
+					if state[ti[j]] == 0 {
+						state[ti[j]] = 1
+						counts[mergeMatchedDeleted]++
+					}
+				}
+				continue
+			}
+			upd, err := m.updated(ctx, cl, pairT, pairS, sel)
+			if err != nil {
+				return fail(err)
+			}
+			out = append(out, upd)
+			for _, j := range sel {
+				state[ti[j]] = 2
+			}
+			counts[mergeMatchedUpdated] += int64(len(sel))
+		}
+	}
+	// WHEN NOT MATCHED BY SOURCE, on the target rows nothing matched.
+	if len(m.bySource) > 0 {
+		var rest []int32
+		for i := range n {
+			if hits[i] == 0 {
+				rest = append(rest, int32(i))
+			}
+		}
+		if len(rest) > 0 {
+			rt, err := takeRecord(ctx, rec, rest)
+			if err != nil {
+				return fail(err)
+			}
+			done := make([]bool, len(rest))
+			for _, cl := range m.bySource {
+				sel, err := m.selectRows(ctx, cl.cond, []arrow.RecordBatch{rt}, done)
+				if err == nil && len(sel) > 0 && cl.action != request.ActionDelete {
+					var upd arrow.RecordBatch
+					if upd, err = m.updated(ctx, cl, rt, nil, sel); err == nil {
+						out = append(out, upd)
+					}
+				}
+				if err != nil {
+					rt.Release()
+					return fail(err)
+				}
+				for _, j := range sel {
+					if cl.action == request.ActionDelete {
+						state[rest[j]] = 1
+						counts[mergeBySourceDeleted]++
+					} else {
+						state[rest[j]] = 2
+						counts[mergeBySourceUpdated]++
+					}
+				}
+			}
+			rt.Release()
+		}
+	}
+	var keep []int32
+	for i := range n {
+		if state[i] == 0 {
+			keep = append(keep, int32(i))
+		}
+	}
+	if len(keep) == n {
+		releaseAll(out)
+		return nil, false, nil
+	}
+	if len(keep) > 0 {
+		kept, err := takeRecord(ctx, rec, keep)
+		if err != nil {
+			return fail(err)
+		}
+		out = append(out, kept)
+		counts[mergeCopied] += int64(len(keep))
+	}
+	return out, true, nil
+}
+
+// asTarget relabels a scanned batch with the table's Arrow schema (same
+// columns; the scan may differ in metadata).
+func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.NumCols() != int64(m.target.NumFields()) {
+		return nil, fmt.Errorf("%w: scan returned %d columns, the table has %d", errs.ErrValidation, rec.NumCols(), m.target.NumFields())
+	}
+	return array.NewRecordBatch(m.target, rec.Columns(), rec.NumRows()), nil
+}
+
+// pairs takes the target rows ti and source rows si as two aligned batches.
+func (m *merger) pairs(ctx context.Context, rec arrow.RecordBatch, ti, si []int32) (arrow.RecordBatch, arrow.RecordBatch, error) {
+	t, err := takeRecord(ctx, rec, ti)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := takeRecord(ctx, m.source, si)
+	if err != nil {
+		t.Release()
+		return nil, nil, err
+	}
+	return t, s, nil
+}
+
+// takeRecord gathers rows idx of rec.
+func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	b.AppendValues(idx, nil)
+	ia := b.NewInt32Array()
+	b.Release()
+	defer ia.Release()
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		t, err := compute.TakeArray(ctx, c, ia)
+		if err != nil {
+			releaseArrays(cols[:i])
+			return nil, fmt.Errorf("%w: gathering rows: %v", errs.ErrValidation, err)
+		}
+		cols[i] = t
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(idx)))
+	releaseArrays(cols)
+	return out, nil
+}
+
+// selectRows returns the rows not yet done for which cond is TRUE (all
+// when cond is nil), and marks them done.
+func (m *merger) selectRows(ctx context.Context, cond *expr.Expr, recs []arrow.RecordBatch, done []bool) ([]int, error) {
+	var sel []int
+	if cond == nil {
+		for j := range done {
+			if !done[j] {
+				sel = append(sel, j)
+				done[j] = true
+			}
+		}
+		return sel, nil
+	}
+	mask, err := cond.EvalScopes(ctx, recs, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	defer mask.Release()
+	b := mask.(*array.Boolean)
+	for j := range done {
+		if !done[j] && b.IsValid(j) && b.Value(j) {
+			sel = append(sel, j)
+			done[j] = true
+		}
+	}
+	return sel, nil
+}
+
+// updated returns the selected rows of t with the clause's assignments
+// applied (s is the matching source rows, nil for NOT MATCHED BY SOURCE).
+func (m *merger) updated(ctx context.Context, cl mergeClause, t, s arrow.RecordBatch, sel []int) (arrow.RecordBatch, error) {
+	idx := make([]int32, len(sel))
+	for i, j := range sel {
+		idx[i] = int32(j)
+	}
+	rt, err := takeRecord(ctx, t, idx)
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Release()
+	recs := []arrow.RecordBatch{rt}
+	if s != nil {
+		rs, err := takeRecord(ctx, s, idx)
+		if err != nil {
+			return nil, err
+		}
+		defer rs.Release()
+		recs = append(recs, rs)
+	}
+	cols := append([]arrow.Array{}, rt.Columns()...)
+	var made []arrow.Array
+	defer func() { releaseArrays(made) }()
+	for col, v := range cl.set {
+		a, err := v.EvalScopes(ctx, recs, memory.DefaultAllocator)
+		if err != nil {
+			return nil, err
+		}
+		made = append(made, a)
+		cols[col] = a
+	}
+	return m.shaped(cols, rt.NumRows())
+}
+
+// shaped builds a batch of the table's schema from columns of its types.
+func (m *merger) shaped(cols []arrow.Array, n int64) (arrow.RecordBatch, error) {
+	for i, c := range cols {
+		if !arrow.TypeEqual(c.DataType(), m.target.Field(i).Type) {
+			return nil, fmt.Errorf("%w: merge value for column %q has type %s, the table has %s", errs.ErrValidation, m.target.Field(i).Name, c.DataType(), m.target.Field(i).Type)
+		}
+	}
+	return array.NewRecordBatch(m.target, cols, n), nil
+}
+
+// inserts applies WHEN NOT MATCHED to the source rows no target row matched
+// and writes them; returns the files and the row count.
+func (m *merger) inserts(ctx context.Context) (written, int64, error) {
+	if len(m.notMatched) == 0 {
+		return written{}, 0, nil
+	}
+	var rest []int32
+	for i := range m.srcMatched {
+		if !m.srcMatched[i].Load() {
+			rest = append(rest, int32(i))
+		}
+	}
+	if len(rest) == 0 {
+		return written{}, 0, nil
+	}
+	rs, err := takeRecord(ctx, m.source, rest)
+	if err != nil {
+		return written{}, 0, err
+	}
+	defer rs.Release()
+	mem := memory.DefaultAllocator
+	done := make([]bool, len(rest))
+	var out []arrow.RecordBatch
+	defer func() { releaseAll(out) }()
+	var n int64
+	for _, cl := range m.notMatched {
+		sel, err := m.selectRows(ctx, cl.cond, []arrow.RecordBatch{rs}, done)
+		if err != nil {
+			return written{}, 0, err
+		}
+		if len(sel) == 0 {
+			continue
+		}
+		idx := make([]int32, len(sel))
+		for i, j := range sel {
+			idx[i] = int32(j)
+		}
+		rows, err := takeRecord(ctx, rs, idx)
+		if err != nil {
+			return written{}, 0, err
+		}
+		cols := make([]arrow.Array, m.target.NumFields())
+		for i := range cols {
+			if v, ok := cl.set[i]; ok {
+				cols[i], err = v.Eval(ctx, rows, mem)
+			} else {
+				cols[i] = array.MakeArrayOfNull(mem, m.target.Field(i).Type, int(rows.NumRows()))
+			}
+			if err != nil {
+				releaseArrays(cols[:i])
+				rows.Release()
+				return written{}, 0, err
+			}
+		}
+		rec, err := m.shaped(cols, rows.NumRows())
+		releaseArrays(cols)
+		rows.Release()
+		if err != nil {
+			return written{}, 0, err
+		}
+		out = append(out, rec)
+		n += int64(len(sel))
+	}
+	if n == 0 {
+		return written{}, 0, nil
+	}
+	rdr, err := array.NewRecordReader(m.target, out)
+	if err != nil {
+		return written{}, 0, fmt.Errorf("%w: writing inserted rows: %v", errs.ErrValidation, err)
+	}
+	defer rdr.Release()
+	wr, err := m.w.writeData(ctx, m.p, rdr)
+	return wr, n, err
+}
+
+// cleanup deletes every file the merge wrote.
+func (m *merger) cleanup(ctx context.Context) {
+	var paths []string
+	m.mu.Lock()
+	for _, mf := range m.files {
+		paths = append(paths, mf.out.paths...)
+	}
+	m.mu.Unlock()
+	m.w.deleteFiles(context.WithoutCancel(ctx), m.p, paths)
+}
