@@ -104,10 +104,17 @@ def check_row_level(cat: SqlCatalog) -> None:
     replaced = {day_of(i) for i in range(10)}
     want = sorted({i for i in range(100) if day_of(i) not in replaced} | set(range(10)))
     want = [i for i in want if i < 50]
+    # merge of source ids 40..59: matched rows deleted, the others inserted.
+    present = set(want)
+    want = sorted({i for i in want if not 40 <= i < 60} | {i for i in range(40, 60) if i not in present})
     got = t.scan().to_arrow().sort_by("id").column("id").to_pylist()
     check(got == want, f"t3 ids {got}, want {want}")
     ops = [s.summary.operation.value for s in t.snapshots()]
-    check(ops[:2] == ["append", "overwrite"] and len(ops) == 3, f"t3 operations {ops}")
+    check(ops[:2] == ["append", "overwrite"] and len(ops) == 4, f"t3 operations {ops}")
+    last = t.snapshots()[-1].summary
+    matched = len(present & set(range(40, 60)))
+    check(last["spark.merge-into.num-target-rows-matched-deleted"] == str(matched), f"merge summary {last}")
+    check(last["spark.merge-into.num-target-rows-inserted"] == str(20 - matched), f"merge summary {last}")
     check(t.snapshots()[1].summary["replace-partitions"] == "true", "overwritePartitions lacks replace-partitions")
 
 
