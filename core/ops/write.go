@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,23 @@ type plan struct {
 	eff      Effective
 	// shape is the table a create or replace asks for; nil for append.
 	shape *shape
+
+	// The dictionary decision is made once per operation (from its first
+	// partitioned batch) and shared by every file it writes: rewrites
+	// write many files and the decision costs a pass over a sample.
+	dictOnce sync.Once
+	noDict   []string
+	dictErr  error
+}
+
+// decideDictionary returns the columns written without a dictionary,
+// deciding on the operation's first sample.
+func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) ([]string, error) {
+	p.dictOnce.Do(func() {
+		d, err := o.DecideDictionary(sample)
+		p.noDict, p.dictErr = d.NoDictionary, err
+	})
+	return p.noDict, p.dictErr
 }
 
 // shape is the schema, spec, properties and location of a new or replaced
@@ -601,7 +619,7 @@ func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) 
 			n++
 		} else {
 			if pqOpts.NoDictionary == nil {
-				if pqOpts, err = pqOpts.DecideDictionary(c); err != nil {
+				if pqOpts.NoDictionary, err = p.decideDictionary(pqOpts, c); err != nil {
 					c.Release()
 					abort()
 					return out, err
