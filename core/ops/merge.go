@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
@@ -97,9 +98,10 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 	}
 	mode := strings.ToLower(p.eff.Props["write.merge.mode"])
 	switch mode {
-	case "", modeCopyOnWrite:
-	case modeMergeOnRead:
-		return nil, fmt.Errorf("%w: write.merge.mode=merge-on-read is not available yet for merge; use copy-on-write", errs.ErrNotSupported)
+	case "", modeCopyOnWrite, modeMergeOnRead:
+		if mode == modeMergeOnRead && t.Metadata().Version() < 2 {
+			return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.id, t.Metadata().Version())
+		}
 	default:
 		return nil, fmt.Errorf("%w: table property write.merge.mode=%q is not copy-on-write or merge-on-read", errs.ErrInvalidArgument, mode)
 	}
@@ -113,6 +115,9 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 	}
 	defer m.source.Release()
 	start := t.Metadata().SnapshotByName(table.MainBranch)
+	if mode == modeMergeOnRead {
+		return m.mergeOnRead(ctx, t, start, level)
+	}
 
 	c, counts, err := m.plan(ctx, t, start)
 	if err != nil {
@@ -124,10 +129,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		m.cleanup(ctx)
 		return nil, err
 	}
-	c.props = map[string]string{}
-	for _, k := range mergeCountKeys {
-		c.props[k] = fmt.Sprint(counts[k])
-	}
+	c.props = counts.summary()
 	rewritten := map[string]bool{}
 	for _, df := range c.remove {
 		rewritten[df.FilePath()] = true
@@ -157,12 +159,221 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		}
 		return nil, mapCatalogErr(err, w.id)
 	}
-	res := w.result(committed, c.add, did)
+	return m.result(committed, c.add, did, counts), nil
+}
+
+func (m *merger) result(t *table.Table, wr written, committed bool, counts mergeCounts) *Result {
+	res := m.w.result(t, wr, committed)
 	res.Merge = map[string]int64{}
 	for _, k := range mergeCountKeys {
 		res.Merge[strings.TrimPrefix(k, "spark.merge-into.")] = counts[k]
 	}
-	return res, nil
+	return res
+}
+
+func (c mergeCounts) summary() map[string]string {
+	out := map[string]string{}
+	for _, k := range mergeCountKeys {
+		out[k] = fmt.Sprint(c[k])
+	}
+	return out
+}
+
+// mergeOnRead commits the merge as delete files for the target rows it
+// deletes or updates (position deletes on v2, deletion vectors on v3) plus
+// data files for updated and inserted rows; no target file is rewritten.
+func (m *merger) mergeOnRead(ctx context.Context, t *table.Table, start *table.Snapshot, level string) (*Result, error) {
+	w, p := m.w, m.p
+	counts := mergeCounts{}
+	var targets []*morTarget
+	if start != nil {
+		todo, err := m.candidates(ctx, t, start)
+		if err != nil {
+			return nil, err
+		}
+		fs, err := t.FS(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
+		}
+		targets = make([]*morTarget, len(todo))
+		var cmu sync.Mutex
+		err = forEach(ctx, len(todo), func(ctx context.Context, i int) error {
+			fc := mergeCounts{}
+			tg, err := m.markFile(ctx, fs, t, start, todo[i], fc)
+			targets[i] = tg
+			cmu.Lock()
+			counts.add(fc)
+			cmu.Unlock()
+			return err
+		})
+		if err != nil {
+			m.cleanupTargets(ctx, targets, nil)
+			return nil, err
+		}
+	}
+	ins, n, err := m.inserts(ctx)
+	if err != nil {
+		m.cleanupTargets(ctx, targets, nil)
+		return nil, err
+	}
+	counts[mergeInserted] = n
+	counts[mergeUpdated] = counts[mergeMatchedUpdated] + counts[mergeBySourceUpdated]
+	counts[mergeDeleted] = counts[mergeMatchedDeleted] + counts[mergeBySourceDeleted]
+	rows := ins
+	var hit []*morTarget
+	touched := map[string]bool{}
+	var oldDVs []iceberg.DataFile
+	for _, tg := range targets {
+		if tg == nil {
+			continue
+		}
+		rows.files = append(rows.files, tg.updated.files...)
+		rows.paths = append(rows.paths, tg.updated.paths...)
+		rows.rows += tg.updated.rows
+		rows.bytes += tg.updated.bytes
+		if !tg.matched.IsEmpty() {
+			hit = append(hit, tg)
+			touched[tg.file.FilePath()] = true
+			oldDVs = append(oldDVs, tg.oldDVs...)
+		}
+	}
+	if len(hit) == 0 && len(rows.files) == 0 {
+		return m.result(t, written{}, false, counts), nil
+	}
+	var deletes []iceberg.DataFile
+	var delPaths []string
+	if len(hit) > 0 {
+		if deletes, delPaths, err = w.writeDeletes(ctx, p, t.Metadata().Version(), hit); err != nil {
+			w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
+			return nil, err
+		}
+	}
+	retry, err := commit.RetryFromProperties(p.props)
+	if err != nil {
+		w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
+		return nil, err
+	}
+	w.testDelay()
+	var committed *table.Table
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		head, err := w.cat.LoadTable(ctx, w.ident)
+		if err != nil {
+			return err
+		}
+		if err := checkSchemaUnchanged(head.Metadata(), p); err != nil {
+			return err
+		}
+		if err := w.validateIsolation(ctx, head, start, level, scope{
+			name: "rows the merge condition may match", rewritten: touched,
+			newData: func(df iceberg.DataFile) bool {
+				spec := head.Metadata().PartitionSpecByID(int(df.SpecID()))
+				return spec == nil || m.on.MightMatch(df, *spec)
+			},
+		}); err != nil {
+			return err
+		}
+		var reqs []table.Requirement
+		var updates []table.Update
+		if len(deletes) == 0 {
+			reqs, updates, err = w.stageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
+			updates = retitle(updates, table.OpAppend, counts.summary())
+		} else {
+			reqs, updates, err = w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), rows, deletes, oldDVs)
+			op := table.OpDelete
+			if len(rows.files) > 0 {
+				op = table.OpOverwrite
+			}
+			updates = retitle(updates, op, counts.summary())
+		}
+		if err != nil {
+			return err
+		}
+		committed, err = w.publish(ctx, p, reqs, updates)
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
+		}
+		return nil, mapCatalogErr(err, w.id)
+	}
+	return m.result(committed, rows, true, counts), nil
+}
+
+// markFile merges one target file without rewriting it: the positions of
+// the rows it deletes or updates go to a delete file, updated rows to new
+// data files.
+func (m *merger) markFile(ctx context.Context, fs icebergio.IO, t *table.Table, at *table.Snapshot, task table.FileScanTask, counts mergeCounts) (*morTarget, error) {
+	tg, batches, err := openTarget(ctx, fs, t, at, task)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		pos     uint64
+		updated []arrow.RecordBatch
+	)
+	defer func() { releaseAll(updated) }()
+	for rec, err := range batches {
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, task.File.FilePath(), err)
+		}
+		n := rec.NumRows()
+		var live []int32
+		for i := range int32(n) {
+			if !tg.deleted.Contains(pos + uint64(i)) {
+				live = append(live, i)
+			}
+		}
+		lr := rec
+		if len(live) < int(n) {
+			lr, err = takeRecord(ctx, rec, live)
+		} else {
+			lr.Retain()
+		}
+		rec.Release()
+		if err != nil {
+			return nil, err
+		}
+		out, state, _, err := m.mergeBatch(ctx, lr, counts, false)
+		lr.Release()
+		if err != nil {
+			return nil, err
+		}
+		for j, st := range state {
+			if st != 0 {
+				tg.matched.Set(pos + uint64(live[j]))
+			}
+		}
+		updated = append(updated, out...)
+		pos += uint64(n)
+	}
+	if len(updated) > 0 {
+		rdr, err := array.NewRecordReader(m.target, updated)
+		if err != nil {
+			return nil, fmt.Errorf("%w: writing updated rows of %s: %v", errs.ErrValidation, task.File.FilePath(), err)
+		}
+		defer rdr.Release()
+		if tg.updated, err = m.w.writeData(ctx, m.p, rdr); err != nil {
+			return nil, err
+		}
+	}
+	return tg, nil
+}
+
+// cleanupTargets deletes the data files a failed merge-on-read wrote.
+func (m *merger) cleanupTargets(ctx context.Context, targets []*morTarget, more []string) {
+	paths := append([]string{}, more...)
+	for _, tg := range targets {
+		if tg != nil {
+			paths = append(paths, tg.updated.paths...)
+		}
+	}
+	m.mu.Lock()
+	for _, mf := range m.files {
+		paths = append(paths, mf.out.paths...)
+	}
+	m.mu.Unlock()
+	m.w.deleteFiles(context.WithoutCancel(ctx), m.p, paths)
 }
 
 // newMerger reads the source and binds the ON condition and clauses.
@@ -486,29 +697,10 @@ func appendBytes(buf, b []byte) []byte {
 func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (change, mergeCounts, error) {
 	counts := mergeCounts{}
 	var c change
-	if at != nil && (len(m.matched) > 0 || len(m.bySource) > 0 || len(m.notMatched) > 0) {
-		filter := iceberg.BooleanExpression(iceberg.AlwaysTrue{})
-		if len(m.bySource) == 0 {
-			var err error
-			if filter, err = m.pruneFilter(ctx); err != nil {
-				return c, nil, err
-			}
-		}
-		tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+	if at != nil {
+		todo, err := m.candidates(ctx, t, at)
 		if err != nil {
-			return c, nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
-		}
-		var todo []table.FileScanTask
-		seen := map[string]bool{}
-		for _, task := range tasks {
-			df := task.File
-			spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
-			if seen[df.FilePath()] || (len(m.bySource) == 0 && spec != nil && !m.on.MightMatch(df, *spec)) {
-				continue
-			}
-			seen[df.FilePath()] = true
-			task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
-			todo = append(todo, task)
+			return c, nil, err
 		}
 		err = forEach(ctx, len(todo), func(ctx context.Context, i int) error {
 			mf, err := m.mergeFile(ctx, t, at, todo[i])
@@ -553,6 +745,35 @@ func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (
 	return c, counts, nil
 }
 
+// candidates are the target files of snapshot at that may hold rows the
+// clauses change (every file when NOT MATCHED BY SOURCE clauses exist).
+func (m *merger) candidates(ctx context.Context, t *table.Table, at *table.Snapshot) ([]table.FileScanTask, error) {
+	filter := iceberg.BooleanExpression(iceberg.AlwaysTrue{})
+	if len(m.bySource) == 0 {
+		var err error
+		if filter, err = m.pruneFilter(ctx); err != nil {
+			return nil, err
+		}
+	}
+	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
+	}
+	var todo []table.FileScanTask
+	seen := map[string]bool{}
+	for _, task := range tasks {
+		df := task.File
+		spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
+		if seen[df.FilePath()] || (len(m.bySource) == 0 && spec != nil && !m.on.MightMatch(df, *spec)) {
+			continue
+		}
+		seen[df.FilePath()] = true
+		task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
+		todo = append(todo, task)
+	}
+	return todo, nil
+}
+
 // pruneFilter is implied by "a target row matches some source row": the ON
 // condition's target-only parts and the range of each key's source values.
 func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, error) {
@@ -582,7 +803,7 @@ func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapsh
 		if err != nil {
 			return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 		}
-		parts, changed, err := m.mergeBatch(ctx, rec, mf.counts)
+		parts, _, changed, err := m.mergeBatch(ctx, rec, mf.counts, true)
 		rec.Release()
 		if err != nil {
 			return mergedFile{}, err
@@ -604,14 +825,15 @@ func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapsh
 	return mf, nil
 }
 
-// mergeBatch returns the rows of rec to write back (copied and updated);
-// changed reports whether any row was updated or deleted.
-func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts mergeCounts) ([]arrow.RecordBatch, bool, error) {
+// mergeBatch applies the clauses to rec's rows. It returns the updated rows
+// (and, with copyKept, the unchanged ones after them), each row's fate
+// (0 unchanged, 1 deleted, 2 updated) and whether any row changed.
+func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts mergeCounts, copyKept bool) ([]arrow.RecordBatch, []byte, bool, error) {
 	mem := memory.DefaultAllocator
 	n := int(rec.NumRows())
 	rec, err := m.asTarget(rec)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer rec.Release()
 	// Candidate pairs by key.
@@ -619,7 +841,7 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 	{
 		vals, err := evalKeys(ctx, m.keys, rec, true)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		var buf []byte
 		for i := range n {
@@ -636,14 +858,14 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 	}
 	pairT, pairS, err := m.pairs(ctx, rec, ti, si)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer pairT.Release()
 	defer pairS.Release()
 	if m.resid != nil && len(ti) > 0 {
 		mask, err := m.resid.EvalScopes(ctx, []arrow.RecordBatch{pairT, pairS}, mem)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		isTrue, _ := truthMask(mask.(*array.Boolean), mem)
 		mask.Release()
@@ -658,14 +880,14 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 		pairT.Release()
 		pairS.Release()
 		if pairT, pairS, err = m.pairs(ctx, rec, ti, si); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
 	hits := make([]int32, n)
 	for _, t := range ti {
 		hits[t]++
 		if hits[t] > 1 && m.checkCardinality {
-			return nil, false, fmt.Errorf("%w: %s", errs.ErrValidation, cardinalityError)
+			return nil, nil, false, fmt.Errorf("%w: %s", errs.ErrValidation, cardinalityError)
 		}
 	}
 	for _, s := range si {
@@ -673,9 +895,9 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 	}
 	state := make([]byte, n) // 0 copied, 1 deleted, 2 updated
 	var out []arrow.RecordBatch
-	fail := func(err error) ([]arrow.RecordBatch, bool, error) {
+	fail := func(err error) ([]arrow.RecordBatch, []byte, bool, error) {
 		releaseAll(out)
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	// WHEN MATCHED, first clause whose condition holds.
 	if len(ti) > 0 && len(m.matched) > 0 {
@@ -755,9 +977,9 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 	}
 	if len(keep) == n {
 		releaseAll(out)
-		return nil, false, nil
+		return nil, state, false, nil
 	}
-	if len(keep) > 0 {
+	if copyKept && len(keep) > 0 {
 		kept, err := takeRecord(ctx, rec, keep)
 		if err != nil {
 			return fail(err)
@@ -765,7 +987,7 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 		out = append(out, kept)
 		counts[mergeCopied] += int64(len(keep))
 	}
-	return out, true, nil
+	return out, state, true, nil
 }
 
 // asTarget relabels a scanned batch with the table's Arrow schema (same

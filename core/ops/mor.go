@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"runtime"
 	"strconv"
@@ -117,7 +118,7 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 		}
 		return w.result(t, written{}, false), nil
 	}
-	deletes, delPaths, err := fl.writeDeletes(ctx, t.Metadata().Version(), hit)
+	deletes, delPaths, err := w.writeDeletes(ctx, p, t.Metadata().Version(), hit)
 	cleanup := func() {
 		w.deleteFiles(context.WithoutCancel(ctx), p, append(append([]string{}, newRows.paths...), delPaths...))
 	}
@@ -226,25 +227,9 @@ func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) err
 // live rows the filter matches; for update it writes their new values.
 func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *table.Table, at *table.Snapshot, task table.FileScanTask) (*morTarget, error) {
 	df := task.File
-	tg := &morTarget{file: df, spec: *t.Metadata().PartitionSpecByID(int(df.SpecID())), deleted: dv.NewRoaringPositionBitmap(), matched: dv.NewRoaringPositionBitmap()}
-	for _, d := range task.DeletionVectorFiles {
-		bm, err := dv.ReadDV(fs, d)
-		if err != nil {
-			return nil, fmt.Errorf("%w: reading deletion vector %s: %v", errs.ErrIO, d.FilePath(), err)
-		}
-		tg.deleted.Or(bm)
-		tg.oldDVs = append(tg.oldDVs, d)
-	}
-	for _, d := range task.DeleteFiles {
-		if err := readPositionDeletes(ctx, fs, d, df.FilePath(), tg.deleted); err != nil {
-			return nil, err
-		}
-	}
-	raw := task
-	raw.DeleteFiles, raw.DeletionVectorFiles = nil, nil
-	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID)).ReadTasks(ctx, []table.FileScanTask{raw})
+	tg, batches, err := openTarget(ctx, fs, t, at, task)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, df.FilePath(), err)
+		return nil, err
 	}
 	mem := memory.DefaultAllocator
 	var (
@@ -276,6 +261,33 @@ func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *tabl
 		}
 	}
 	return tg, nil
+}
+
+// openTarget loads the positions task's delete files remove from its data
+// file and opens the file's rows as they are on disk (positions intact).
+func openTarget(ctx context.Context, fs icebergio.IO, t *table.Table, at *table.Snapshot, task table.FileScanTask) (*morTarget, iter.Seq2[arrow.RecordBatch, error], error) {
+	df := task.File
+	tg := &morTarget{file: df, spec: *t.Metadata().PartitionSpecByID(int(df.SpecID())), deleted: dv.NewRoaringPositionBitmap(), matched: dv.NewRoaringPositionBitmap()}
+	for _, d := range task.DeletionVectorFiles {
+		bm, err := dv.ReadDV(fs, d)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: reading deletion vector %s: %v", errs.ErrIO, d.FilePath(), err)
+		}
+		tg.deleted.Or(bm)
+		tg.oldDVs = append(tg.oldDVs, d)
+	}
+	for _, d := range task.DeleteFiles {
+		if err := readPositionDeletes(ctx, fs, d, df.FilePath(), tg.deleted); err != nil {
+			return nil, nil, err
+		}
+	}
+	raw := task
+	raw.DeleteFiles, raw.DeletionVectorFiles = nil, nil
+	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID)).ReadTasks(ctx, []table.FileScanTask{raw})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, df.FilePath(), err)
+	}
+	return tg, batches, nil
 }
 
 // markBatch adds the positions of rec's live rows that the filter matches
@@ -375,14 +387,14 @@ var posDeleteSchema = arrow.NewSchema([]arrow.Field{
 // file per data file on v2 (delete-granularity=file, Spark's default), one
 // Puffin file of deletion vectors on v3 (each merging the file's earlier
 // deletes). Returns the delete files and every path written.
-func (fl *filtered) writeDeletes(ctx context.Context, version int, targets []*morTarget) ([]iceberg.DataFile, []string, error) {
-	fs, err := fl.w.fileIO(ctx, fl.p)
+func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets []*morTarget) ([]iceberg.DataFile, []string, error) {
+	fs, err := w.fileIO(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
 	opID := uuid.New().String()
 	if version >= 3 {
-		path := fmt.Sprintf("%s/data/%s-deletes.puffin", fl.p.location, opID)
+		path := fmt.Sprintf("%s/data/%s-deletes.puffin", p.location, opID)
 		files, err := writeDVs(fs, path, targets)
 		if err != nil {
 			_ = fs.Remove(path)
@@ -390,15 +402,15 @@ func (fl *filtered) writeDeletes(ctx context.Context, version int, targets []*mo
 		}
 		return files, []string{path}, nil
 	}
-	pqOpts, err := parquet.OptionsFromProperties(fl.p.eff.Props)
+	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
 	if err != nil {
 		return nil, nil, err
 	}
 	var out []iceberg.DataFile
 	var paths []string
 	for i, tg := range targets {
-		dir := fl.p.location + "/data"
-		if rel := partitionPath(tg.spec, fl.p.schema, tg.file.Partition()); rel != "" {
+		dir := p.location + "/data"
+		if rel := partitionPath(tg.spec, p.schema, tg.file.Partition()); rel != "" {
 			dir += "/" + rel
 		}
 		name := fmt.Sprintf("%s/%05d-%s-deletes.parquet", dir, i, opID)
