@@ -61,6 +61,9 @@ type mergeClause struct {
 	cond   *expr.Expr         // nil: always
 	action string             // delete, update, insert
 	set    map[int]*expr.Expr // target column index -> value
+	// copy maps target column index -> source column index for nested
+	// columns updateAll/insertAll copy whole (expressions take primitives).
+	copy map[int]int
 }
 
 // merger runs one MERGE INTO (copy-on-write).
@@ -70,7 +73,10 @@ type merger struct {
 	on     *expr.Expr
 	keys   []expr.Key
 	resid  *expr.Expr
-	target *arrow.Schema // the table's Arrow schema (as scans return it)
+	target *arrow.Schema // the table's Arrow schema (as scans return it), evolved
+	// tableCols is the number of columns the table's files have before
+	// schema evolution adds the source's new ones.
+	tableCols int
 
 	matched, notMatched, bySource []mergeClause
 	checkCardinality              bool
@@ -93,9 +99,6 @@ type mergedFile struct {
 // runMerge runs MERGE INTO the table USING the input.
 func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result, error) {
 	spec := w.req.Merge
-	if spec.SchemaEvolution {
-		return nil, fmt.Errorf("%w: merge with schema evolution is not available yet", errs.ErrNotSupported)
-	}
 	mode := strings.ToLower(p.eff.Props["write.merge.mode"])
 	switch mode {
 	case "", modeCopyOnWrite, modeMergeOnRead:
@@ -109,7 +112,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 	if err != nil {
 		return nil, err
 	}
-	m, err := w.newMerger(ctx, p, spec)
+	m, err := w.newMerger(ctx, p, spec, t.Metadata())
 	if err != nil {
 		return nil, err
 	}
@@ -377,16 +380,22 @@ func (m *merger) cleanupTargets(ctx context.Context, targets []*morTarget, more 
 }
 
 // newMerger reads the source and binds the ON condition and clauses.
-func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*merger, error) {
-	target, err := table.SchemaToArrowSchema(p.schema, nil, true, false)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
-	}
+func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, meta table.Metadata) (*merger, error) {
 	srcSchema, err := schema.FromArrow(w.input.Schema(), false)
 	if err != nil {
 		return nil, err
 	}
-	m := &merger{w: w, p: p, target: target, files: map[string]mergedFile{}}
+	tableCols := len(p.schema.Fields())
+	if spec.SchemaEvolution {
+		if err := evolveForSource(p, srcSchema, meta); err != nil {
+			return nil, err
+		}
+	}
+	target, err := table.SchemaToArrowSchema(p.schema, nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
+	}
+	m := &merger{w: w, p: p, target: target, tableCols: tableCols, files: map[string]mergedFile{}}
 	if m.source, err = readAll(ctx, w.input); err != nil {
 		return nil, err
 	}
@@ -425,7 +434,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*
 		case request.WhenNotMatchedBySource:
 			scopes = []expr.Scope{tScope}
 		}
-		mc := mergeClause{when: c.When, action: c.Action, set: map[int]*expr.Expr{}}
+		mc := mergeClause{when: c.When, action: c.Action, set: map[int]*expr.Expr{}, copy: map[int]int{}}
 		if strings.TrimSpace(c.Condition) != "" {
 			if mc.cond, err = expr.CompileScopes(c.Condition, scopes); err != nil {
 				return fail(err)
@@ -437,7 +446,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*
 		set := c.Set
 		switch c.Action {
 		case request.ActionUpdateAll, request.ActionInsertAll:
-			if set, err = allColumns(p.schema, srcSchema, srcName); err != nil {
+			if set, err = allColumns(p.schema, srcSchema, srcName, targetNames[0], c.Action, spec.SchemaEvolution); err != nil {
 				return fail(fmt.Errorf("merge clause %d (%s): %w", i, c.Action, err))
 			}
 			mc.action = request.ActionUpdate
@@ -447,6 +456,16 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*
 		}
 		for col, text := range set {
 			idx := topLevelIndex(p.schema, col)
+			if c.Action == request.ActionUpdateAll || c.Action == request.ActionInsertAll {
+				// Nested columns are copied whole from the source column of
+				// the same name.
+				if si := topLevelIndex(srcSchema, col); si >= 0 && idx >= 0 {
+					if _, nested := p.schema.Field(idx).Type.(iceberg.NestedType); nested {
+						mc.copy[idx] = si
+						continue
+					}
+				}
+			}
 			if idx < 0 {
 				return fail(fmt.Errorf("%w: merge clause %d sets column %q, which is not in the table", errs.ErrValidation, i, col))
 			}
@@ -465,7 +484,8 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*
 		}
 		if mc.action == request.ActionInsert {
 			for i, f := range p.schema.Fields() {
-				if _, ok := mc.set[i]; !ok && f.Required {
+				_, copied := mc.copy[i]
+				if _, ok := mc.set[i]; !ok && !copied && f.Required {
 					return fail(fmt.Errorf("%w: merge insert gives no value for required column %q", errs.ErrValidation, f.Name))
 				}
 			}
@@ -490,17 +510,80 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge) (*
 }
 
 // allColumns expands updateAll/insertAll: every table column from the
-// source column of the same name.
-func allColumns(target, source *iceberg.Schema, srcName string) (map[string]string, error) {
+// source column of the same name. With schema evolution a column the
+// source lacks keeps its value on update and is null on insert.
+func allColumns(target, source *iceberg.Schema, srcName, tgtName, action string, evolve bool) (map[string]string, error) {
 	out := map[string]string{}
 	for _, f := range target.Fields() {
 		idx := topLevelIndex(source, f.Name)
-		if idx < 0 {
+		switch {
+		case idx >= 0:
+			out[f.Name] = quoteIdent(srcName) + "." + quoteIdent(source.Field(idx).Name)
+		case !evolve:
 			return nil, fmt.Errorf("%w: the source has no column %q (use withSchemaEvolution or name the columns)", errs.ErrValidation, f.Name)
+		case action == request.ActionUpdateAll:
+			out[f.Name] = quoteIdent(tgtName) + "." + quoteIdent(f.Name)
 		}
-		out[f.Name] = quoteIdent(srcName) + "." + quoteIdent(source.Field(idx).Name)
 	}
 	return out, nil
+}
+
+// evolveForSource adds the source's top-level columns the table lacks
+// (optional, with new field ids) to p's schema, as a change committed with
+// the merge's data.
+func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
+	next := meta.LastColumnID() + 1
+	fields := append([]iceberg.NestedField{}, p.schema.Fields()...)
+	added := false
+	for _, f := range src.Fields() {
+		if topLevelIndex(p.schema, f.Name) >= 0 {
+			continue
+		}
+		nf := iceberg.NestedField{ID: next, Name: f.Name, Type: f.Type, Required: false, Doc: f.Doc}
+		next++
+		nf.Type = renumber(nf.Type, &next)
+		fields = append(fields, nf)
+		added = true
+	}
+	if !added {
+		return nil
+	}
+	maxID := 0
+	for _, sc := range meta.Schemas() {
+		maxID = max(maxID, sc.ID)
+	}
+	evolved := iceberg.NewSchemaWithIdentifiers(maxID+1, p.schema.IdentifierFieldIDs, fields...)
+	p.evolution = &evolution{from: p.schema.ID, schema: evolved}
+	p.schema = evolved
+	return nil
+}
+
+// renumber gives the fields inside t new ids from *next (nested fields of
+// a column the table did not have yet); nested fields are optional.
+func renumber(t iceberg.Type, next *int) iceberg.Type {
+	switch x := t.(type) {
+	case *iceberg.StructType:
+		fields := make([]iceberg.NestedField, len(x.FieldList))
+		for i, f := range x.FieldList {
+			f.ID = *next
+			*next++
+			f.Required = false
+			fields[i] = f
+		}
+		for i := range fields {
+			fields[i].Type = renumber(fields[i].Type, next)
+		}
+		return &iceberg.StructType{FieldList: fields}
+	case *iceberg.ListType:
+		id := *next
+		*next++
+		return &iceberg.ListType{ElementID: id, Element: renumber(x.Element, next), ElementRequired: false}
+	case *iceberg.MapType:
+		k, v := *next, *next+1
+		*next += 2
+		return &iceberg.MapType{KeyID: k, KeyType: renumber(x.KeyType, next), ValueID: v, ValueType: renumber(x.ValueType, next), ValueRequired: false}
+	}
+	return t
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
@@ -993,10 +1076,21 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 // asTarget relabels a scanned batch with the table's Arrow schema (same
 // columns; the scan may differ in metadata).
 func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if rec.NumCols() != int64(m.target.NumFields()) {
+	n := int(rec.NumCols())
+	if n != m.tableCols && n != m.target.NumFields() {
 		return nil, fmt.Errorf("%w: scan returned %d columns, the table has %d", errs.ErrValidation, rec.NumCols(), m.target.NumFields())
 	}
-	return array.NewRecordBatch(m.target, rec.Columns(), rec.NumRows()), nil
+	cols := append([]arrow.Array{}, rec.Columns()...)
+	// Columns schema evolution adds are null in the existing rows.
+	var nulls []arrow.Array
+	for i := n; i < m.target.NumFields(); i++ {
+		a := array.MakeArrayOfNull(memory.DefaultAllocator, m.target.Field(i).Type, int(rec.NumRows()))
+		nulls = append(nulls, a)
+		cols = append(cols, a)
+	}
+	out := array.NewRecordBatch(m.target, cols, rec.NumRows())
+	releaseArrays(nulls)
+	return out, nil
 }
 
 // pairs takes the target rows ti and source rows si as two aligned batches.
@@ -1094,6 +1188,9 @@ func (m *merger) updated(ctx context.Context, cl mergeClause, t, s arrow.RecordB
 		made = append(made, a)
 		cols[col] = a
 	}
+	for col, si := range cl.copy {
+		cols[col] = recs[scopeSource].Column(si)
+	}
 	return m.shaped(cols, rt.NumRows())
 }
 
@@ -1152,6 +1249,9 @@ func (m *merger) inserts(ctx context.Context) (written, int64, error) {
 		for i := range cols {
 			if v, ok := cl.set[i]; ok {
 				cols[i], err = v.Eval(ctx, rows, mem)
+			} else if si, ok := cl.copy[i]; ok {
+				cols[i] = rows.Column(si)
+				cols[i].Retain()
 			} else {
 				cols[i] = array.MakeArrayOfNull(mem, m.target.Field(i).Type, int(rows.NumRows()))
 			}

@@ -530,6 +530,10 @@ func (c *countingFileWriter) Write(p []byte) (int, error) {
 // stageRowDelta produces the updates of one merge-on-read snapshot: new
 // rows, new delete files, and the deletion vectors they replace.
 func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata, baseLoc string, rows written, deletes, replaced []iceberg.DataFile) ([]table.Requirement, []table.Update, error) {
+	base, pre, preReqs, err := p.evolve(base)
+	if err != nil {
+		return nil, nil, err
+	}
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
@@ -549,7 +553,7 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return cc.reqs, cc.updates, nil
+	return append(cc.reqs, preReqs...), append(pre, cc.updates...), nil
 }
 
 // workers is how many files are read or rewritten at once.

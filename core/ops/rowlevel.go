@@ -57,6 +57,10 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 		}
 		return reqs, retitle(updates, c.operation(), c.props), nil
 	}
+	base, pre, preReqs, err := p.evolve(base)
+	if err != nil {
+		return nil, nil, err
+	}
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
@@ -72,7 +76,7 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return cc.reqs, retitle(cc.updates, c.operation(), c.props), nil
+	return append(cc.reqs, preReqs...), append(pre, retitle(cc.updates, c.operation(), c.props)...), nil
 }
 
 // retitle sets the operation and extra summary keys of the snapshot in

@@ -55,12 +55,37 @@ type plan struct {
 	// shape is the table a create or replace asks for; nil for append.
 	shape *shape
 
+	// evolution is a schema change committed with the data (merge's
+	// withSchemaEvolution); schema is then the evolved schema.
+	evolution *evolution
+
 	// The dictionary decision is made once per operation (from its first
 	// partitioned batch) and shared by every file it writes: rewrites
 	// write many files and the decision costs a pass over a sample.
 	dictOnce sync.Once
 	noDict   []string
 	dictErr  error
+}
+
+// evolution is a schema change committed in the same commit as the data.
+type evolution struct {
+	from   int             // the schema id it applies to
+	schema *iceberg.Schema // the new schema, with its final field ids
+}
+
+// evolve returns base with p's schema change applied, the updates that do
+// it and the requirement that the change still applies; base unchanged and
+// nothing when p changes no schema.
+func (p *plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []table.Requirement, error) {
+	if p.evolution == nil {
+		return base, nil, nil, nil
+	}
+	ups := []table.Update{table.NewAddSchemaUpdate(p.evolution.schema), table.NewSetCurrentSchemaUpdate(-1)}
+	nb, err := table.UpdateTableMetadata(base, ups, "")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: evolving the schema: %v", errs.ErrValidation, err)
+	}
+	return nb, ups, []table.Requirement{table.AssertCurrentSchemaID(p.evolution.from)}, nil
 }
 
 // decideDictionary returns the columns written without a dictionary,
@@ -755,6 +780,10 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	if len(wr.files) == 0 {
 		return nil, nil, nil
 	}
+	base, pre, preReqs, err := p.evolve(base)
+	if err != nil {
+		return nil, nil, err
+	}
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
@@ -772,7 +801,7 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return cc.reqs, cc.updates, nil
+	return append(cc.reqs, preReqs...), append(pre, cc.updates...), nil
 }
 
 func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.Table, error) {
@@ -799,8 +828,12 @@ func checkSchemaUnchanged(m table.Metadata, p *plan) error {
 	if m.PartitionSpecByID(p.spec.ID()) == nil {
 		return fmt.Errorf("%w: partition spec %d was removed concurrently", errs.ErrValidation, p.spec.ID())
 	}
-	if m.CurrentSchema().ID != p.schema.ID {
-		return fmt.Errorf("%w: the table schema changed concurrently (schema %d, written against %d)", errs.ErrValidation, m.CurrentSchema().ID, p.schema.ID)
+	want := p.schema.ID
+	if p.evolution != nil {
+		want = p.evolution.from
+	}
+	if m.CurrentSchema().ID != want {
+		return fmt.Errorf("%w: the table schema changed concurrently (schema %d, written against %d)", errs.ErrValidation, m.CurrentSchema().ID, want)
 	}
 	return nil
 }

@@ -236,3 +236,42 @@ def test_bad_merges_are_typed_errors(pyiceberg_catalog: Any) -> None:
     with pytest.raises(ValueError):
         ig.mergeInto(src, "local.db.bad", "target.id = source.id").merge()
     assert snapshot_ids(pyiceberg_catalog, "db.bad") == before
+
+
+@pytest.mark.parametrize("mode", ["cow", "mor_v2"])
+def test_schema_evolution_adds_source_columns_in_the_same_commit(mode: str, pyiceberg_catalog: Any) -> None:
+    target = pa.table({"id": pa.array(range(10), pa.int64()), "v": pa.array(range(10), pa.int64())})
+    w = ig.writeTo(target, "local.db.evo").partitionedBy(ig.bucket(2, "id"))
+    for k, val in MODES[mode].items():
+        w = w.tableProperty(k, val)
+    w.create()
+    schema_before = pyiceberg_catalog.load_table("db.evo").schema()
+    source = pa.table(
+        {
+            "id": pa.array([8, 9, 10, 11], pa.int64()),
+            "extra": pa.array(["e8", None, "e10", "e11"], pa.string()),
+            "info": pa.array([{"a": 1, "b": "x"}, None, {"a": 3, "b": None}, {"a": 4, "b": "y"}], pa.struct([("a", pa.int32()), ("b", pa.string())])),
+        }
+    )
+    # A failing merge (two source rows for target row 9) leaves the schema alone.
+    bad = pa.concat_tables([source, source.slice(1, 1)])
+    with pytest.raises(ig.ValidationError, match="multiple rows"):
+        ig.mergeInto(bad, "local.db.evo", "target.id = source.id").withSchemaEvolution().whenMatched().updateAll().merge()
+    assert pyiceberg_catalog.load_table("db.evo").schema() == schema_before
+
+    r = ig.mergeInto(source, "local.db.evo", "target.id = source.id").withSchemaEvolution().whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    tbl = pyiceberg_catalog.load_table("db.evo")
+    names = [f.name for f in tbl.schema().fields]
+    assert names == ["id", "v", "extra", "info"]
+    new_ids = [tbl.schema().find_field("extra").field_id, tbl.schema().find_field("info").field_id]
+    assert min(new_ids) > max(f.field_id for f in schema_before.fields)
+    assert len(tbl.snapshots()) == 2 and r.snapshot_id == tbl.current_snapshot().snapshot_id
+    # Updated rows keep v (the source has none) and take the new columns; inserted rows have null v.
+    want = {i: {"id": i, "v": i, "extra": None, "info": None} for i in range(10)}
+    for row in source.to_pylist():
+        old_v = want[row["id"]]["v"] if row["id"] in want else None
+        want[row["id"]] = {"id": row["id"], "v": old_v, "extra": row["extra"], "info": row["info"]}
+    readers = [ig.table("local.db.evo").to_arrow(), tbl.scan().to_arrow(), duckdb_scan(tbl.metadata_location)]
+    for got in readers:
+        rows = {row["id"]: row for row in got.select(["id", "v", "extra", "info"]).to_pylist()}
+        assert rows == want
