@@ -430,8 +430,18 @@ func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets
 			if err != nil {
 				return nil, paths, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, f.Path, err)
 			}
+			// Every row names the same data file: its full path is the exact
+			// bound (Java writes file_path bounds untruncated, and readers
+			// use lower == upper to scope the file to one data file; v2
+			// manifests have no referenced_data_file).
+			lower, upper := maps.Clone(f.Lower), maps.Clone(f.Upper)
+			if lower == nil {
+				lower, upper = map[int][]byte{}, map[int][]byte{}
+			}
+			lower[posDeleteFilePathID] = []byte(tg.file.FilePath())
+			upper[posDeleteFilePathID] = []byte(tg.file.FilePath())
 			b.ColumnSizes(f.ColumnSizes).ValueCounts(f.ValueCounts).NullValueCounts(f.NullCounts).
-				LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).ReferencedDataFile(tg.file.FilePath())
+				LowerBoundValues(lower).UpperBoundValues(upper).ReferencedDataFile(tg.file.FilePath())
 			out = append(out, b.Build())
 		}
 	}
@@ -553,7 +563,21 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return append(cc.reqs, preReqs...), append(pre, cc.updates...), nil
+	// Java counts deletion vectors apart from other delete files.
+	dvKeys := map[string]string{}
+	added := 0
+	for _, d := range deletes {
+		if table.IsDeletionVector(d) {
+			added++
+		}
+	}
+	if added > 0 {
+		dvKeys["added-dvs"] = strconv.Itoa(added)
+	}
+	if len(replaced) > 0 {
+		dvKeys["removed-dvs"] = strconv.Itoa(len(replaced))
+	}
+	return append(cc.reqs, preReqs...), append(pre, retitle(cc.updates, "", dvKeys)...), nil
 }
 
 // workers is how many files are read or rewritten at once.

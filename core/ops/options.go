@@ -107,4 +107,5 @@ var reservedSummaryKeys = map[string]bool{
 	"total-equality-deletes": true, "changed-partition-count": true, "engine-name": true, "engine-version": true,
 	"added-delete-files": true, "removed-delete-files": true, "added-position-deletes": true, "removed-position-deletes": true,
 	"added-equality-deletes": true, "removed-equality-deletes": true, "replace-partitions": true,
+	"added-dvs": true, "removed-dvs": true,
 }

@@ -69,8 +69,33 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	if err != nil {
 		return nil, nil, err
 	}
+	// Delete files scoped to a removed data file (deletion vectors, and
+	// position delete files with a referenced data file) go with it, as in
+	// Java; they would otherwise stay live, pointing at nothing.
+	dangling, err := deletesOnlyFor(ctx, staged, c.remove)
+	if err != nil {
+		return nil, nil, err
+	}
 	tx := staged.NewTransaction()
-	if err := tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
+	if len(dangling) > 0 {
+		err = tx.ReplaceFiles(ctx, c.remove, files, dangling, w.snapshotProps(p), table.WithoutAutoNameMapping())
+		dvs := 0
+		for _, d := range dangling {
+			if table.IsDeletionVector(d) {
+				dvs++
+			}
+		}
+		if dvs > 0 {
+			c.props = maps.Clone(c.props)
+			if c.props == nil {
+				c.props = map[string]string{}
+			}
+			c.props["removed-dvs"] = strconv.Itoa(dvs)
+		}
+	} else {
+		err = tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, files, w.snapshotProps(p), table.WithoutAutoNameMapping())
+	}
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
 	}
 	if _, err := tx.Commit(ctx); err != nil {
@@ -79,8 +104,45 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	return append(cc.reqs, preReqs...), append(pre, retitle(cc.updates, c.operation(), c.props)...), nil
 }
 
-// retitle sets the operation and extra summary keys of the snapshot in
-// updates. The operation lives only in the table metadata (not in the
+// deletesOnlyFor returns the live delete files of t scoped to one of files
+// (a referenced data file: deletion vectors and file-scoped position
+// deletes).
+func deletesOnlyFor(ctx context.Context, t *table.Table, files []iceberg.DataFile) ([]iceberg.DataFile, error) {
+	if t.Metadata().Version() < 2 || len(files) == 0 {
+		return nil, nil
+	}
+	paths := map[string]bool{}
+	for _, f := range files {
+		paths[f.FilePath()] = true
+	}
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
+	}
+	var out []iceberg.DataFile
+	err = liveFiles(fs, t.Metadata().SnapshotByName(table.MainBranch), func(df iceberg.DataFile) error {
+		if df.ContentType() != iceberg.EntryContentPosDeletes {
+			return nil
+		}
+		if ref := df.ReferencedDataFile(); ref != nil && *ref != "" {
+			if paths[*ref] {
+				out = append(out, df)
+			}
+			return nil
+		}
+		// v2 manifests carry no referenced_data_file: a file whose
+		// file_path bounds are one path is scoped to that data file.
+		lo, hi := df.LowerBoundValues()[posDeleteFilePathID], df.UpperBoundValues()[posDeleteFilePathID]
+		if lo != nil && string(lo) == string(hi) && paths[string(lo)] {
+			out = append(out, df)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// retitle sets the operation (unless op is empty) and extra summary keys
+// of the snapshot in updates. The operation lives only in the table metadata (not in the
 // manifest list), so naming it after staging is safe.
 func retitle(updates []table.Update, op table.Operation, props map[string]string) []table.Update {
 	out := make([]table.Update, len(updates))
@@ -99,7 +161,9 @@ func retitle(updates []table.Update, op table.Operation, props map[string]string
 		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.Summary == nil {
 			continue
 		}
-		doc.Snapshot.Summary.Operation = op
+		if op != "" {
+			doc.Snapshot.Summary.Operation = op
+		}
 		if doc.Snapshot.Summary.Properties == nil {
 			doc.Snapshot.Summary.Properties = iceberg.Properties{}
 		}
