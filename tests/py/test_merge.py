@@ -275,3 +275,21 @@ def test_schema_evolution_adds_source_columns_in_the_same_commit(mode: str, pyic
     for got in readers:
         rows = {row["id"]: row for row in got.select(["id", "v", "extra", "info"]).to_pylist()}
         assert rows == want
+
+
+def test_source_stream_is_read_once(pyiceberg_catalog: Any) -> None:
+    target = target_rows(100)
+    ig.writeTo(target, "local.db.stream").create()
+    source = target_rows(150).slice(90, 60)
+    pulled: list[int] = []
+
+    def batches():  # a lazy stream: it can be consumed only once
+        for b in source.to_batches(max_chunksize=7):
+            pulled.append(b.num_rows)
+            yield b
+
+    reader = pa.RecordBatchReader.from_batches(source.schema, batches())
+    r = ig.mergeInto(reader, "local.db.stream", "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    assert sum(pulled) == source.num_rows
+    assert r.merge["num-target-rows-updated"] == 10 and r.merge["num-target-rows-inserted"] == 50
+    assert_same_rows(pyiceberg_catalog.load_table("db.stream").scan().to_arrow(), pa.concat_tables([target.slice(0, 90), source]))
