@@ -5,6 +5,8 @@ Usage (from the repository root, with the project's virtualenv):
     .venv/bin/python bench/dml.py            # TPC-H lineitem SF1, 3 interleaved runs, writes the DML section of docs/benchmarks.md
     .venv/bin/python bench/dml.py --quick    # SF 0.01, 1 run, checks the harness works; times mean nothing
     .venv/bin/python bench/dml.py --runs 5 --sf 1 --workloads D2
+    .venv/bin/python bench/dml.py --workloads M1,M2 --n 1000 --n-ours 100000,1000000
+    .venv/bin/python bench/dml.py --docs-from bench/.data/dml-results-<stamp>.json   # re-render the docs
 
 Set-up, once per scale factor and untimed: lineitem gets an `l_shipmonth` int column
 (year * 12 + month - 1 of `l_shipdate`) and is written by PyIceberg into a table partitioned by
@@ -19,6 +21,14 @@ against what pyarrow computes from the input.
 Workloads:
     D1  overwrite one month's partition with new rows (dynamic partition overwrite)
     D2  delete `l_quantity > 25` inside 8 of the months (~10% of the data files, rewritten)
+    M1  upsert N source rows keyed by (l_orderkey, l_linenumber): half existing keys with changed
+        values, half new keys; against PyIceberg's `tbl.upsert` at each N of --n, ours alone also
+        at each N of --n-ours
+    M2  MERGE INTO with deletes (ours only; PyIceberg has none): N rows, a third deletes of existing
+        keys (op 'D'), a third updates, a third new keys; at every N of --n and --n-ours
+
+M1/M2 sources are made once per (scale factor, N), untimed, from a seeded random sample of the
+table's rows, and held in memory as a pyarrow Table before timing.
 """
 
 from __future__ import annotations
@@ -49,9 +59,21 @@ D2_QTY = 25
 DOC_BEGIN = "<!-- bench/dml.py: begin -->"
 DOC_END = "<!-- bench/dml.py: end -->"
 
+MERGE_KEYS = ["l_orderkey", "l_linenumber"]
+MERGE_COLS = (MONTH_COL, "l_orderkey", "l_linenumber", "l_quantity", "l_comment")
+M2_CLAUSES = ("whenMatched(\"source.op = 'D'\").delete().whenMatched().updateAll()"
+              ".whenNotMatched().insertAll()")
+# CI runs --quick: SF 0.01 (60k rows) and small sources keep it to seconds.
+DEFAULT_N, DEFAULT_N_OURS = "1000", "100000,1000000"
+QUICK_N, QUICK_N_OURS = "50", "2000"
+
 WORKLOADS = {
     "D1": "overwrite the partition of one month (identity(l_shipmonth)) with new rows for that month",
     "D2": f"delete `l_quantity > {D2_QTY}` in {D2_MONTHS} months (~10% of the data files are rewritten)",
+    "M1": "upsert N rows keyed by (l_orderkey, l_linenumber): N/2 existing keys with `l_quantity + 1` and "
+          "`l_comment` prefixed by 'upd ', N/2 new keys (l_orderkey above the table's maximum)",
+    "M2": f"MERGE INTO with deletes, `{M2_CLAUSES}`: N rows, N/3 existing keys with op 'D', N/3 existing keys "
+          "changed as in M1 (op 'U'), the rest new keys (op 'I')",
 }
 
 
@@ -61,6 +83,8 @@ class Competitor:
     workload: str
     what: str
     ours: bool = False
+    # Which source sizes it runs at (M workloads): "cmp" the --n list, "all" --n and --n-ours.
+    sizes: str = ""
 
 
 COMPETITORS = [
@@ -71,6 +95,12 @@ COMPETITORS = [
     Competitor("pyiceberg_go.delete", "D2", "ours: `ig.table(t).delete(cond)` (copy-on-write, the default)",
                ours=True),
     Competitor("pyiceberg.delete", "D2", "PyIceberg `tbl.delete(delete_filter=cond)` (the same condition as text)"),
+    Competitor("pyiceberg_go.upsert", "M1", "ours: `ig.table(t).upsert(src, [\"l_orderkey\", \"l_linenumber\"])` "
+               "(a MERGE INTO, copy-on-write)", ours=True, sizes="all"),
+    Competitor("pyiceberg.upsert", "M1", "PyIceberg `tbl.upsert(src, join_cols=[\"l_orderkey\", \"l_linenumber\"])`",
+               sizes="cmp"),
+    Competitor("pyiceberg_go.merge", "M2", "ours: `ig.mergeInto(src, t, \"target.l_orderkey = source.l_orderkey AND "
+               f"target.l_linenumber = source.l_linenumber\").{M2_CLAUSES}.merge()`", ours=True, sizes="all"),
 ]
 BY_NAME = {c.name: c for c in COMPETITORS}
 
@@ -116,6 +146,105 @@ def d2_condition(months: list[int]) -> str:
     return f"{MONTH_COL} IN ({', '.join(map(str, months))}) AND l_quantity > {D2_QTY}"
 
 
+def merge_source(table, workload: str, n: int):
+    """M1/M2's source: n rows drawn (seeded) from table; existing keys changed, new keys above the
+    table's largest l_orderkey (line 1, the other values copied from random rows). M2 adds `op`."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(20261129 + n)
+    n_del = n // 3 if workload == "M2" else 0
+    n_upd = n // 3 if workload == "M2" else n // 2
+    n_new = n - n_del - n_upd
+    picked = rng.choice(table.num_rows, n_del + n_upd + n_new, replace=False)
+    existing = table.take(pa.array(picked[:n_del + n_upd]))
+    # Changed values on every existing row (PyIceberg updates only rows whose values differ).
+    qty, comment = existing.column("l_quantity"), existing.column("l_comment")
+    existing = existing.set_column(existing.schema.get_field_index("l_quantity"),
+                                   existing.schema.field("l_quantity"),
+                                   pc.add(qty, pa.scalar(1, qty.type)).cast(qty.type))
+    existing = existing.set_column(existing.schema.get_field_index("l_comment"),
+                                   existing.schema.field("l_comment"),
+                                   pc.binary_join_element_wise("upd ", comment, ""))
+    new = table.take(pa.array(picked[n_del + n_upd:]))
+    top = pc.max(table.column("l_orderkey")).as_py()
+    okey = new.schema.field("l_orderkey")
+    new = new.set_column(new.schema.get_field_index("l_orderkey"), okey,
+                         pa.array(np.arange(top + 1, top + 1 + n_new), okey.type))
+    line = new.schema.field("l_linenumber")
+    new = new.set_column(new.schema.get_field_index("l_linenumber"), line,
+                         pa.array(np.ones(n_new), line.type))
+    new = new.set_column(new.schema.get_field_index("l_comment"), new.schema.field("l_comment"),
+                         pc.binary_join_element_wise("new ", new.column("l_comment"), ""))
+    src = pa.concat_tables([existing, new])
+    if workload == "M2":
+        ops = ["D"] * n_del + ["U"] * n_upd + ["I"] * n_new
+        src = src.append_column(pa.field("op", pa.string(), nullable=False), pa.array(ops, pa.string()))
+    # Shuffled: the source is not ordered like the table.
+    src = src.take(pa.array(rng.permutation(src.num_rows)))
+    return src, {"n": n, "deletes": n_del, "updates": n_upd, "inserts": n_new}
+
+
+def _expected_after_merge(full, src):
+    """The table after M1/M2 computed with pyarrow: rows whose key is in the source leave, the
+    source's non-delete rows come in. Returns (expected, the source's upserted rows, the deleted
+    keys, the untouched rows)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = list(MERGE_COLS)
+    full, src = _loose(full.select(cols)), _loose(src)
+    if "op" in src.column_names:
+        is_del = pc.equal(src.column("op"), "D")
+        dels, ups = src.filter(is_del).select(MERGE_KEYS), src.filter(pc.invert(is_del))
+    else:
+        dels, ups = src.select(MERGE_KEYS).slice(0, 0), src
+    kept = full.join(src.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left anti")
+    return pa.concat_tables([kept, ups.select(cols)]), ups.select(cols), dels, kept
+
+
+def _by_key(table):
+    return _loose(table).sort_by([(k, "ascending") for k in MERGE_KEYS]).combine_chunks()
+
+
+def _loose(table):
+    """table with every field nullable: joins drop NOT NULL, so compare and concatenate without it."""
+    import pyarrow as pa
+
+    return table.cast(pa.schema([f.with_nullable(True) for f in table.schema]))
+
+
+def verify_merge(got, full, src, problems: list, c: dict) -> tuple[int, dict]:
+    """M1/M2 checks beyond the per-month fingerprint: every source key's row (values equal to the
+    source, deleted keys absent), a sample of untouched rows, no duplicate keys."""
+    import numpy as np
+    import pyarrow as pa
+
+    expected, ups, dels, kept = _expected_after_merge(full, src)
+    got = _loose(got)
+    got_ups = _by_key(got.join(ups.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left semi")
+                      .select(list(MERGE_COLS)))
+    c["source_rows_found"] = got_ups.num_rows
+    if not got_ups.cast(ups.schema).equals(_by_key(ups)):
+        problems.append(f"the {ups.num_rows} updated/inserted keys: {got_ups.num_rows} found, "
+                        "or their values differ from the source")
+    left = got.join(dels, keys=MERGE_KEYS, join_type="left semi").num_rows
+    c["deleted_keys_left"] = left
+    if left:
+        problems.append(f"{left} of {dels.num_rows} deleted keys are still there")
+    sample = kept.take(pa.array(np.random.default_rng(7).choice(kept.num_rows, min(2000, kept.num_rows),
+                                                                 replace=False)))
+    got_sample = _by_key(got.join(sample.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left semi")
+                         .select(list(MERGE_COLS)))
+    if not got_sample.cast(sample.schema).equals(_by_key(sample)):
+        problems.append(f"a sample of {sample.num_rows} untouched rows differs ({got_sample.num_rows} found)")
+    distinct = got.group_by(MERGE_KEYS).aggregate([]).num_rows
+    if distinct != got.num_rows:
+        problems.append(f"{got.num_rows - distinct} duplicate keys")
+    return expected.num_rows, _per_month(expected)
+
+
 # --------------------------------------------------------------------------- child side
 
 def _snapshots_since(tbl, base_id: int) -> dict:
@@ -141,19 +270,21 @@ def _per_month(table) -> dict:
                                               g.column("l_quantity_sum").to_pylist())}
 
 
-def verify(work: Path, workload: str, data_path: Path, setup: dict) -> dict:
+def verify(work: Path, workload: str, data_path: Path, setup: dict, src=None) -> dict:
     """Reads the table back with PyIceberg and compares it with the expectation pyarrow computes
     from the input (untimed)."""
     import pyarrow.compute as pc
 
     full = with_month(base.load_lineitem(data_path, "W1", "verify"))
     tbl = base._sql_catalog(work).load_table(TABLE)
-    cols = (MONTH_COL, "l_orderkey", "l_linenumber", "l_quantity")
+    cols = MERGE_COLS if workload in ("M1", "M2") else (MONTH_COL, "l_orderkey", "l_linenumber", "l_quantity")
     got = tbl.scan(selected_fields=cols).to_arrow()
     c = {"rows_read_back": got.num_rows, "snapshot": _snapshots_since(tbl, setup["base_snapshot_id"]),
          "data_files": len(tbl.inspect.files())}
     problems = []
-    if workload == "D1":
+    if workload in ("M1", "M2"):
+        exp_rows, exp_months = verify_merge(got, full, src, problems, c)
+    elif workload == "D1":
         m = setup["d1_month"]
         new = new_month_rows(full, m)
         keep = full.filter(pc.not_equal(full.column(MONTH_COL), m)).select(list(cols))
@@ -204,12 +335,17 @@ def child(args) -> None:
     name, work = args.child, Path(args.workdir)
     comp = BY_NAME[name]
     setup = json.loads(Path(args.setup).read_text())
-    result: dict = {"competitor": name, "workload": comp.workload}
+    result: dict = {"competitor": name, "workload": comp.workload, "n": int(args.n) if args.n else None}
 
-    # Untimed set-up: imports, catalog, the table handle, D1's new rows in memory.
+    # Untimed set-up: imports, catalog, the table handle, D1's new rows or M1/M2's source in memory.
+    src = None
     if comp.workload == "D1":
         month_df = pq.read_table(setup["d1_input"])
         result["input_rows"] = month_df.num_rows
+    elif comp.workload in ("M1", "M2"):
+        src = pq.read_table(args.source)
+        result["input_rows"] = src.num_rows
+        on = " AND ".join(f"target.{k} = source.{k}" for k in MERGE_KEYS)
     if comp.ours:
         import pyiceberg_go as ig
 
@@ -220,12 +356,22 @@ def child(args) -> None:
         result["library_load_s"] = time.perf_counter() - t0
         if name == "pyiceberg_go.overwritePartitions":
             op = lambda: ig.writeTo(month_df, IDENT).overwritePartitions()  # noqa: E731
+        elif name == "pyiceberg_go.upsert":
+            op = lambda: ig.table(IDENT).upsert(src, MERGE_KEYS)  # noqa: E731
+        elif name == "pyiceberg_go.merge":
+            op = lambda: (ig.mergeInto(src, IDENT, on)  # noqa: E731
+                          .whenMatched("source.op = 'D'").delete()
+                          .whenMatched().updateAll()
+                          .whenNotMatched().insertAll()
+                          .merge())
         else:
             op = lambda: ig.table(IDENT).delete(setup["d2_condition"])  # noqa: E731
     else:
         tbl = base._sql_catalog(work).load_table(TABLE)
         if name == "pyiceberg.dynamic_partition_overwrite":
             op = lambda: tbl.dynamic_partition_overwrite(month_df)  # noqa: E731
+        elif name == "pyiceberg.upsert":
+            op = lambda: tbl.upsert(src, join_cols=MERGE_KEYS)  # noqa: E731
         else:
             op = lambda: tbl.delete(delete_filter=setup["d2_condition"])  # noqa: E731
 
@@ -241,14 +387,26 @@ def child(args) -> None:
     result["rss_peak_mb"] = base._status_mb("VmHWM")
     result["rss_after_mb"] = base._status_mb("VmRSS")
     if comp.ours:
-        metrics = getattr(ret, "metrics", None)
+        metrics = getattr(ret, "merge", None) if src is not None else getattr(ret, "metrics", None)
         result["ours_result"] = metrics if isinstance(metrics, dict) else repr(ret)[:300]
+    elif src is not None:
+        result["pyiceberg_result"] = {"rows_updated": ret.rows_updated, "rows_inserted": ret.rows_inserted}
 
-    check = verify(work, comp.workload, Path(args.data), setup)
+    check = verify(work, comp.workload, Path(args.data), setup, src)
     result["check"] = check
     result["problems"] = check.pop("problems")
     result["ok"] = not result["problems"]
     Path(args.result).write_text(json.dumps(result, default=str))
+
+
+def make_source_child(args) -> None:
+    """Writes M1's or M2's source of --n rows drawn from the table's input (untimed, once)."""
+    import pyarrow.parquet as pq
+
+    data = with_month(base.load_lineitem(Path(args.data), "W1", "prepare"))
+    src, info = merge_source(data, args.make_source, int(args.n))
+    pq.write_table(src, args.result, compression="zstd")
+    Path(args.result + ".json").write_text(json.dumps(info))
 
 
 def prepare_child(args) -> None:
@@ -326,7 +484,21 @@ def scratch_dir(sf: str) -> Path:
     return CACHE / "work" / f"dml-sf{sf}"
 
 
-def run_child(name: str, sf: str, root: Path, data: Path, run: int, log) -> dict:
+def ensure_source(root: Path, workload: str, n: int, data: Path, log) -> tuple[Path, dict]:
+    """M1's or M2's source of n rows for this scale factor, made once (untimed)."""
+    path = root / f"{workload.lower()}-source-{n}.parquet"
+    info = Path(str(path) + ".json")
+    if not info.exists():
+        print(f"making the {workload} source of {n:,} rows (untimed, once)", flush=True)
+        rc, _ = _run([sys.executable, str(Path(__file__).resolve()), "--make-source", workload, "--n", str(n),
+                      "--data", str(data), "--result", str(path)], log)
+        if rc != 0 or not info.exists():
+            raise SystemExit(f"making the {workload} source failed (exit {rc}); see {log.name}")
+    return path, json.loads(info.read_text())
+
+
+def run_child(name: str, sf: str, root: Path, data: Path, run: int, log, n: int | None = None,
+              source: Path | None = None) -> dict:
     work = scratch_dir(sf)
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(root / "pristine", work)
@@ -335,11 +507,12 @@ def run_child(name: str, sf: str, root: Path, data: Path, run: int, log) -> dict
     res_file.unlink(missing_ok=True)
     rc, lifetime_peak = _run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--data", str(data),
                               "--workdir", str(work), "--setup", str(root / "setup.json"),
-                              "--result", str(res_file)], log)
+                              "--result", str(res_file)]
+                             + (["--n", str(n), "--source", str(source)] if source else []), log)
     if rc == 0 and res_file.exists():
         res = json.loads(res_file.read_text())
     else:
-        res = {"competitor": name, "workload": BY_NAME[name].workload, "ok": False,
+        res = {"competitor": name, "workload": BY_NAME[name].workload, "n": n, "ok": False,
                "problems": [f"child exited with {rc}; see {log.name}"]}
     res["rss_child_lifetime_peak_mb"] = lifetime_peak
     res["run"] = run
@@ -367,31 +540,53 @@ def _ours_ready() -> dict:
     return st
 
 
-def summarise(results: list[dict]) -> list[dict]:
-    rows = []
-    for comp in COMPETITORS:
-        rs = [r for r in results if r["competitor"] == comp.name]
-        if not rs:
+def _sizes(arg: str) -> list[int]:
+    return [int(x.replace("_", "")) for x in arg.split(",") if x.strip()]
+
+
+def cases(workloads: list[str], names: list[str], ns: list[int], ns_ours: list[int]) -> list[tuple]:
+    """The measurement groups, (workload, N or None, competitor names), in the order they run."""
+    out = []
+    for wl in workloads:
+        comps = [c for c in COMPETITORS if c.workload == wl and c.name in names]
+        if not comps:
             continue
-        good = [r for r in rs if r.get("ok")]
-        row = {"workload": comp.workload, "competitor": comp.name, "runs": len(rs), "ok_runs": len(good),
-               "problems": sorted({p for r in rs for p in r.get("problems", [])})}
-        if good:
-            secs = [r["seconds"] for r in good]
-            snap = good[0]["check"].get("snapshot", {})
-            row.update({
-                "median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs), "all_s": secs,
-                "cpu_s": statistics.median(r["cpu_s"] for r in good),
-                "peak_mb": statistics.median(r["rss_peak_mb"] for r in good),
-                "baseline_mb": statistics.median(r["rss_baseline_mb"] for r in good),
-                "rows_after": good[0]["check"]["rows_read_back"],
-                "files_after": good[0]["check"]["data_files"],
-                "snapshot": snap,
-            })
-        rows.append(row)
+        if not comps[0].sizes:
+            out.append((wl, None, [c.name for c in comps]))
+            continue
+        for n in ns + [m for m in ns_ours if m not in ns]:
+            group = [c.name for c in comps if c.sizes == "all" or n in ns]
+            if group:
+                out.append((wl, n, group))
+    return out
+
+
+def summarise(results: list[dict], groups: list[tuple]) -> list[dict]:
+    rows = []
+    for wl, n, group in groups:
+        for name in group:
+            rs = [r for r in results if r["competitor"] == name and r.get("n") == n]
+            if not rs:
+                continue
+            good = [r for r in rs if r.get("ok")]
+            row = {"workload": wl, "n": n, "competitor": name, "runs": len(rs), "ok_runs": len(good),
+                   "problems": sorted({p for r in rs for p in r.get("problems", [])})}
+            if good:
+                secs = [r["seconds"] for r in good]
+                snap = good[0]["check"].get("snapshot", {})
+                row.update({
+                    "median_s": statistics.median(secs), "min_s": min(secs), "max_s": max(secs), "all_s": secs,
+                    "cpu_s": statistics.median(r["cpu_s"] for r in good),
+                    "peak_mb": statistics.median(r["rss_peak_mb"] for r in good),
+                    "baseline_mb": statistics.median(r["rss_baseline_mb"] for r in good),
+                    "rows_after": good[0]["check"]["rows_read_back"],
+                    "files_after": good[0]["check"]["data_files"],
+                    "snapshot": snap,
+                })
+            rows.append(row)
     for row in rows:
-        ours = next((r for r in rows if r["workload"] == row["workload"] and BY_NAME[r["competitor"]].ours
-                     and "median_s" in r), None)
+        ours = next((r for r in rows if r["workload"] == row["workload"] and r["n"] == row["n"]
+                     and BY_NAME[r["competitor"]].ours and "median_s" in r), None)
         if ours and "median_s" in row:
             row["ratio_ours"] = ours["median_s"] / row["median_s"]
             row["ratio_ours_cpu"] = ours["cpu_s"] / row["cpu_s"]
@@ -399,24 +594,56 @@ def summarise(results: list[dict]) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    head = ("| workload | operation | median s (min-max) | ours / this | CPU s | ours / this (CPU) | peak RSS MB | baseline MB | op extra MB "
+    head = ("| workload | operation | median s (min-max) | ours / this | CPU s | ours / this (CPU) | source rows/s "
+            "| peak RSS MB | baseline MB | op extra MB "
             "| snapshot: operation, files deleted/added, records deleted/added | rows after (runs ok) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
+        wl = r["workload"] if r["n"] is None else f"{r['workload']} N={r['n']:,}"
         if "median_s" not in r:
-            lines.append(f"| {r['workload']} | {r['competitor']} | FAILED ({r['ok_runs']}/{r['runs']} ok): "
-                         f"{'; '.join(r['problems'])[:300]} |" + " |" * 8)
+            lines.append(f"| {wl} | {r['competitor']} | FAILED ({r['ok_runs']}/{r['runs']} ok): "
+                         f"{'; '.join(r['problems'])[:300]} |" + " |" * 9)
             continue
         s = r["snapshot"]
         snap = (f"{s.get('operation', '?')}, {s.get('deleted-data-files', 0)}/{s.get('added-data-files', 0)}, "
                 f"{int(s.get('deleted-records', 0) or 0):,}/{int(s.get('added-records', 0) or 0):,}")
-        ratio = f"{r['ratio_ours']:.2f}" if "ratio_ours" in r else "-"
-        ratio_cpu = f"{r['ratio_ours_cpu']:.2f}" if "ratio_ours_cpu" in r else "-"
+        ratio = f"{r['ratio_ours']:.3f}" if "ratio_ours" in r else "-"
+        ratio_cpu = f"{r['ratio_ours_cpu']:.3f}" if "ratio_ours_cpu" in r else "-"
+        rate = f"{r['n'] / r['median_s']:,.0f}" if r["n"] else "-"
         lines.append(
-            f"| {r['workload']} | {r['competitor']} | {r['median_s']:.2f} ({r['min_s']:.2f}-{r['max_s']:.2f}) "
-            f"| {ratio} | {r['cpu_s']:.2f} | {ratio_cpu} | {r['peak_mb']:.0f} | {r['baseline_mb']:.0f} | {r['peak_mb'] - r['baseline_mb']:.0f} "
-            f"| {snap} | {r['rows_after']:,} ({r['ok_runs']}/{r['runs']}) |")
+            f"| {wl} | {r['competitor']} | {r['median_s']:.2f} ({r['min_s']:.2f}-{r['max_s']:.2f}) "
+            f"| {ratio} | {r['cpu_s']:.2f} | {ratio_cpu} | {rate} | {r['peak_mb']:.0f} | {r['baseline_mb']:.0f} "
+            f"| {r['peak_mb'] - r['baseline_mb']:.0f} | {snap} | {r['rows_after']:,} ({r['ok_runs']}/{r['runs']}) |")
     return "\n".join(lines)
+
+
+# Hand-written (not measured by this script): where ours spends M1's time, from a CPU profile of the
+# core alone. Rendered into the section so a rerun keeps it; update it when you profile again.
+PROFILE_NOTES = """
+### Where pyiceberg-go's M1 time goes (profiled by hand, 2026-11-29)
+
+Not generated: a CPU profile of the core alone (a throwaway Go harness calling `ops.Execute` with
+M1's request on a fresh copy of the SF1 table, N=1,000): 24.4 s wall, 22.4 CPU-seconds, 13.5 GB
+allocated, about what the same call costs inside Python.
+
+- The cost follows the table, not the source: copy-on-write rewrites every data file holding a
+  matched key, and 500 keys drawn at random hit 82 of the 84 month files, so the merge reads and
+  rewrites 5.99M of the 6.0M rows at any N from about 1,000 up (see `records deleted/added`). The
+  pruning filter (the source keys' range) cannot help: every month's file spans all l_orderkeys.
+- Writing the rewritten files: 63% of the CPU. Dictionary building in parquet-go is 26%
+  (`byteArrayDictionary.insert` 18%, mostly Go map growth; `int64Dictionary.insert` 8%), zstd 19%.
+- Reading the target files (iceberg-go's scan over arrow-go `pqarrow`): 18%.
+- The merge itself (key hashing, probing the source index, clause evaluation): about 3%; copying the
+  kept rows (`compute.Take`): 6%; GC: 4%.
+- What would change the picture: merge-on-read MERGE (position deletes for matched rows plus one
+  file of new rows) reads only the two key columns and writes O(N) rows; within copy-on-write the
+  biggest lever is the writer's dictionary work on rewritten files.
+- PyIceberg's upsert (cProfile, SF 0.01, N=50, 10 s): its cost grows with N because the match
+  filter is an OR of one `l_orderkey = .. AND l_linenumber = ..` per source key, bound and evaluated
+  per data file (planning residuals, the scan, and again in the overwrite's delete; expression
+  visitors are the largest part, a third at N=50), plus per-batch pyarrow filters and group-bys
+  (`get_rows_to_update`, `has_duplicate_rows`). It runs on one core: CPU seconds equal wall time.
+"""
 
 
 def write_docs(table_md: str, info: dict) -> None:
@@ -424,8 +651,11 @@ def write_docs(table_md: str, info: dict) -> None:
     v = "; ".join(f"{k} {val}" for k, val in info["versions"].items() if k in ("pyiceberg", "pyarrow", "python"))
     comp = "\n".join(f"- `{c.name}` ({c.workload}): {c.what}" for c in COMPETITORS)
     wl = "\n".join(f"- {k}: {d}" for k, d in WORKLOADS.items())
+    srcs = "; ".join(f"{k}: " + ", ".join(f"{v[f]:,} {f}" for f in ("deletes", "updates", "inserts") if v[f])
+                     for k, v in info["sources"].items())
+    note = f"\n- Note: {info['library_note']}." if info.get("library_note") else ""
     section = f"""{DOC_BEGIN}
-## Row-level operations (D1, D2)
+## Row-level operations (D1, D2, M1, M2)
 
 Generated by `bench/dml.py`; do not edit by hand, rerun the command below.
 
@@ -442,14 +672,20 @@ Generated by `bench/dml.py`; do not edit by hand, rerun the command below.
 - D2 condition: `{setup['d2_condition']}`
   (months {', '.join(setup['d2_month_names'])}): {setup['d2_files_touched']} of {setup['data_files']} data files,
   {setup['d2_rows_deleted']:,} rows deleted.
+- M1/M2 sources (seeded random sample of the table's rows, shuffled, keyed by
+  `(l_orderkey, l_linenumber)`, in memory as a pyarrow Table before timing): {srcs or 'none'}.
+- PyIceberg's upsert runs at the N of `--n` only (its time grows with N and is minutes already at
+  N=1,000 on SF1; N=10,000 did not fit this machine's time budget); ours also at the N of `--n-ours`.
+  M2 is ours alone at every N (PyIceberg has no MERGE).
 - Runs: {info['runs']} per operation, interleaved (the order alternates each run); medians.
-- Versions: {v}; pyiceberg_go: {info['versions'].get('pyiceberg_go')}
+- Versions: {v}; pyiceberg_go: {info['versions'].get('pyiceberg_go')}{note}
 
 {table_md}
 
 `ours / this` is the ratio of median wall times, `ours / this (CPU)` of median CPU seconds (user +
 system, all threads of the process, during the call): below 1.00 means pyiceberg-go is faster by that
-factor (the issue's target is at most 0.33). On a shared, loaded machine wall times of the same
+factor (the issue's target is at most 0.33 for D1/D2, at most 0.05 for M1: 20x faster than PyIceberg's
+upsert). `source rows/s` is N over the median wall time. On a shared, loaded machine wall times of the same
 operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier comparison.
 
 {wl}
@@ -458,13 +694,17 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
 
 - Each measurement runs in a fresh Python process on a fresh copy of the same warehouse and SQLite
   catalog (same path, same files). Imports, the catalog, loading the table handle (PyIceberg) and
-  D1's input are set up before timing; the time covers the call only (planning, reading, writing,
+  D1's input or M1/M2's source are set up before timing; the time covers the call only (planning, reading, writing,
   commit). Peak RSS and baseline are measured as in the append benchmark above.
 - Correctness, each run: the table is read back with PyIceberg and compared with what pyarrow
   computes from the input Parquet: total rows, rows and `sum(l_quantity)` per month; D1 also compares
   the overwritten month row for row with the new data (sorted by `l_orderkey, l_linenumber`); D2
-  also checks that no row matching the condition is left.
-{DOC_END}
+  also checks that no row matching the condition is left. M1/M2 compute the expected table with
+  pyarrow (the rows whose key is in the source leave, the source's non-delete rows come in) and
+  compare the total and per-month fingerprints, every source key's row (updated and inserted rows
+  equal to the source in `l_shipmonth, l_quantity, l_comment`, deleted keys absent), a sample of
+  2,000 untouched rows, and that no key appears twice.
+{PROFILE_NOTES}{DOC_END}
 """
     text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
     if DOC_BEGIN in text and DOC_END in text:
@@ -476,6 +716,13 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
     DOCS.write_text(text)
 
 
+def _lib_stamp() -> str:
+    p = base.OURS_BUILT
+    if not p.exists():
+        return "absent"
+    return dt.datetime.fromtimestamp(p.stat().st_mtime, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def parent(args) -> int:
     sf = "0.01" if args.quick and args.sf is None else (args.sf or "1")
     runs = args.runs if args.runs is not None else (1 if args.quick else 3)
@@ -483,6 +730,8 @@ def parent(args) -> int:
     unknown = [w for w in workloads if w not in WORKLOADS]
     if unknown:
         raise SystemExit(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
+    ns = _sizes(args.n or (QUICK_N if args.quick else DEFAULT_N))
+    ns_ours = _sizes(args.n_ours if args.n_ours is not None else (QUICK_N_OURS if args.quick else DEFAULT_N_OURS))
     names = [c.name for c in COMPETITORS if c.workload in workloads]
     ours = ours_status()
     ours_note = ours.get("skip")
@@ -502,20 +751,31 @@ def parent(args) -> int:
         print(f"table: {setup['rows']:,} rows, {setup['data_files']} data files in {setup['months']} months; "
               f"D1 month {setup['d1_month_name']} ({setup['d1_rows']:,} rows); D2 `{setup['d2_condition']}` "
               f"({setup['d2_files_touched']} files, {setup['d2_rows_deleted']:,} rows)", flush=True)
+        groups = cases(workloads, names, ns, ns_ours)
+        sources = {}
+        for wl, n, _ in groups:
+            if n is not None:
+                path, src_info = ensure_source(root, wl, n, data, log)
+                sources[f"{wl} N={n:,}"] = {**src_info, "path": str(path)}
         load_before = base.loadavg()
+        lib_before = _lib_stamp()
         for run in range(runs):
-            for wl in workloads:
-                order = [n for n in names if BY_NAME[n].workload == wl]
-                k = run % len(order) if order else 0
+            for wl, n, order in groups:
+                k = run % len(order)
                 for name in order[k:] + order[:k]:
-                    res = run_child(name, sf, root, data, run, log)
+                    load = base.loadavg()
+                    src = Path(sources[f"{wl} N={n:,}"]["path"]) if n is not None else None
+                    res = run_child(name, sf, root, data, run, log, n, src)
+                    res["load_at_start"] = load
                     results.append(res)
                     shown = f"{res['seconds']:.2f} s" if "seconds" in res else "no time"
+                    cpu = f"cpu {res['cpu_s']:.2f} s" if "cpu_s" in res else ""
                     state = "ok" if res.get("ok") else "FAILED " + "; ".join(res.get("problems", []))
-                    print(f"run {run + 1}/{runs} {wl} {name:38s} {shown:>10s}  "
-                          f"peak {res.get('rss_peak_mb', float('nan')):.0f} MB  {state}", flush=True)
+                    label = wl if n is None else f"{wl} N={n:,}"
+                    print(f"run {run + 1}/{runs} {label:14s} {name:38s} {shown:>10s} {cpu:>13s}  "
+                          f"peak {res.get('rss_peak_mb', float('nan')):.0f} MB  load {load}  {state}", flush=True)
 
-    rows = summarise(results)
+    rows = summarise(results, groups)
     table_md = markdown(rows)
     entry = os.environ.get("BENCH_ENTRY", f"{Path(sys.executable).relative_to(ROOT) if Path(sys.executable).is_relative_to(ROOT) else sys.executable} bench/dml.py")
     info = {
@@ -524,7 +784,13 @@ def parent(args) -> int:
         "machine": base.machine(), "versions": base.versions(ours),
         "load": f"{load_before} before, {base.loadavg()} after (1/5/15-minute load averages)", "sf": sf,
         "runs": runs, "setup": setup, "ours_skipped": ours_note,
+        "sources": {k: {f: v[f] for f in ("n", "deletes", "updates", "inserts")} for k, v in sources.items()},
     }
+    if _lib_stamp() != lib_before:
+        # Others rebuild the library in this checkout; a run that spans a rebuild measured two builds.
+        info["library_note"] = (f"the library {base.OURS_BUILT.relative_to(ROOT)} was rebuilt during the run "
+                                f"({lib_before} -> {_lib_stamp()}); its runs mix two builds")
+        print("NOTE: " + info["library_note"], flush=True)
     (CACHE / f"dml-results-{stamp}.json").write_text(json.dumps({"info": info, "results": results}, indent=1,
                                                                 default=str))
     print()
@@ -541,13 +807,35 @@ def parent(args) -> int:
     return 1 if any(not r.get("ok") for r in results) else 0
 
 
+def docs_from(path: Path) -> None:
+    """Rewrites the DML section of docs/benchmarks.md from a raw results file of an earlier run."""
+    saved = json.loads(path.read_text())
+    results, info = saved["results"], saved["info"]
+    groups: list[tuple] = []
+    for r in results:
+        g = next((g for g in groups if g[0] == r["workload"] and g[1] == r.get("n")), None)
+        if g is None:
+            groups.append((r["workload"], r.get("n"), [r["competitor"]]))
+        elif r["competitor"] not in g[2]:
+            g[2].append(r["competitor"])
+    table_md = markdown(summarise(results, groups))
+    print(table_md)
+    write_docs(table_md, info)
+    print(f"wrote the DML section of {DOCS.relative_to(ROOT)} from {path}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="SF 0.01, 1 run, no docs: checks the harness works")
     ap.add_argument("--runs", type=int, help="runs per operation (default 3, quick 1)")
     ap.add_argument("--sf", help="TPC-H scale factor (default 1, quick 0.01)")
-    ap.add_argument("--workloads", default="D1,D2", help="comma-separated subset of D1,D2")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    ap.add_argument("--n", help=f"M1/M2 source sizes, PyIceberg's upsert included (default {DEFAULT_N}, "
+                    f"quick {QUICK_N})")
+    ap.add_argument("--n-ours", help=f"further M1/M2 source sizes for ours alone (default {DEFAULT_N_OURS}, "
+                    f"quick {QUICK_N_OURS}; '' for none)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the DML section of docs/benchmarks.md")
+    ap.add_argument("--docs-from", help="rewrite the docs section from this raw results JSON (no runs)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -555,12 +843,20 @@ def main() -> int:
     ap.add_argument("--setup", help=argparse.SUPPRESS)
     ap.add_argument("--result", help=argparse.SUPPRESS)
     ap.add_argument("--check-ours", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--make-source", help=argparse.SUPPRESS)
+    ap.add_argument("--source", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.check_ours:
         print(json.dumps(_ours_ready()))
         return 0
     if args.prepare:
         prepare_child(args)
+        return 0
+    if args.docs_from:
+        docs_from(Path(args.docs_from))
+        return 0
+    if args.make_source:
+        make_source_child(args)
         return 0
     if args.child:
         child(args)
