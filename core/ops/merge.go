@@ -132,7 +132,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		m.cleanup(ctx)
 		return nil, err
 	}
-	c.props = counts.summary()
+	c.props = m.summaryProps(counts)
 	rewritten := map[string]bool{}
 	for _, df := range c.remove {
 		rewritten[df.FilePath()] = true
@@ -172,6 +172,15 @@ func (m *merger) result(t *table.Table, wr written, committed bool, counts merge
 		res.Merge[strings.TrimPrefix(k, "spark.merge-into.")] = counts[k]
 	}
 	return res
+}
+
+// summaryProps are the spark.merge-into.* summary keys; an insert-only
+// merge is an append in Spark and writes none.
+func (m *merger) summaryProps(c mergeCounts) map[string]string {
+	if len(m.matched) == 0 && len(m.bySource) == 0 {
+		return nil
+	}
+	return c.summary()
 }
 
 func (c mergeCounts) summary() map[string]string {
@@ -279,14 +288,14 @@ func (m *merger) mergeOnRead(ctx context.Context, t *table.Table, start *table.S
 		var updates []table.Update
 		if len(deletes) == 0 {
 			reqs, updates, err = w.stageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
-			updates = retitle(updates, table.OpAppend, counts.summary())
+			updates = retitle(updates, table.OpAppend, m.summaryProps(counts))
 		} else {
 			reqs, updates, err = w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), rows, deletes, oldDVs)
 			op := table.OpDelete
 			if len(rows.files) > 0 {
 				op = table.OpOverwrite
 			}
-			updates = retitle(updates, op, counts.summary())
+			updates = retitle(updates, op, m.summaryProps(counts))
 		}
 		if err != nil {
 			return err
@@ -536,7 +545,13 @@ func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
 	fields := append([]iceberg.NestedField{}, p.schema.Fields()...)
 	added := false
 	for _, f := range src.Fields() {
-		if topLevelIndex(p.schema, f.Name) >= 0 {
+		if i := topLevelIndex(p.schema, f.Name); i >= 0 {
+			// Spark widens a column to the source's type by the allowed
+			// promotions (int->long, float->double, decimal precision).
+			if wider, ok := promotion(fields[i].Type, f.Type); ok {
+				fields[i].Type = wider
+				added = true
+			}
 			continue
 		}
 		nf := iceberg.NestedField{ID: next, Name: f.Name, Type: f.Type, Required: false, Doc: f.Doc}
@@ -556,6 +571,26 @@ func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
 	p.evolution = &evolution{from: p.schema.ID, schema: evolved}
 	p.schema = evolved
 	return nil
+}
+
+// promotion returns to when from -> to is one of Iceberg's allowed type
+// promotions (and not the same type).
+func promotion(from, to iceberg.Type) (iceberg.Type, bool) {
+	switch f := from.(type) {
+	case iceberg.Int32Type:
+		if _, ok := to.(iceberg.Int64Type); ok {
+			return to, true
+		}
+	case iceberg.Float32Type:
+		if _, ok := to.(iceberg.Float64Type); ok {
+			return to, true
+		}
+	case iceberg.DecimalType:
+		if t, ok := to.(iceberg.DecimalType); ok && t.Scale() == f.Scale() && t.Precision() > f.Precision() {
+			return to, true
+		}
+	}
+	return nil, false
 }
 
 // renumber gives the fields inside t new ids from *next (nested fields of
@@ -910,7 +945,9 @@ func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapsh
 
 // mergeBatch applies the clauses to rec's rows. It returns the updated rows
 // (and, with copyKept, the unchanged ones after them), each row's fate
-// (0 unchanged, 1 deleted, 2 updated) and whether any row changed.
+// (0 unchanged, 1 deleted, 2 updated) and whether the batch's file must be
+// rewritten (Spark's rule: a row changed, matched, or is a candidate of a
+// WHEN NOT MATCHED BY SOURCE clause).
 func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts mergeCounts, copyKept bool) ([]arrow.RecordBatch, []byte, bool, error) {
 	mem := memory.DefaultAllocator
 	n := int(rec.NumRows())
@@ -994,11 +1031,11 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 				continue
 			}
 			if cl.action == request.ActionDelete {
+				// Spark counts a deleted match per (target, source) pair:
+				// more than one only under the unconditional-delete exemption.
 				for _, j := range sel {
-					if state[ti[j]] == 0 {
-						state[ti[j]] = 1
-						counts[mergeMatchedDeleted]++
-					}
+					state[ti[j]] = 1
+					counts[mergeMatchedDeleted]++
 				}
 				continue
 			}
@@ -1058,19 +1095,27 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 			keep = append(keep, int32(i))
 		}
 	}
-	if len(keep) == n {
-		releaseAll(out)
-		return nil, state, false, nil
-	}
+	// Spark's copy-on-write rewrites every file holding a matched row (when
+	// there are WHEN MATCHED clauses) or, with WHEN NOT MATCHED BY SOURCE
+	// clauses, any row: such a file is touched even if no row changes.
+	touched := len(keep) < n || (len(m.matched) > 0 && len(ti) > 0) || (len(m.bySource) > 0 && n > 0)
 	if copyKept && len(keep) > 0 {
-		kept, err := takeRecord(ctx, rec, keep)
-		if err != nil {
+		// The unchanged rows are kept even when this batch changes nothing:
+		// another batch of the file may, and then the whole file is written.
+		var kept arrow.RecordBatch
+		if len(keep) == n {
+			rec.Retain()
+			kept = rec
+		} else if kept, err = takeRecord(ctx, rec, keep); err != nil {
 			return fail(err)
 		}
 		out = append(out, kept)
 		counts[mergeCopied] += int64(len(keep))
+	} else if len(keep) == n {
+		releaseAll(out)
+		out = nil
 	}
-	return out, state, true, nil
+	return out, state, touched, nil
 }
 
 // asTarget relabels a scanned batch with the table's Arrow schema (same
@@ -1081,8 +1126,23 @@ func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 		return nil, fmt.Errorf("%w: scan returned %d columns, the table has %d", errs.ErrValidation, rec.NumCols(), m.target.NumFields())
 	}
 	cols := append([]arrow.Array{}, rec.Columns()...)
-	// Columns schema evolution adds are null in the existing rows.
 	var nulls []arrow.Array
+	// Columns schema evolution widened are cast (int -> long, ...).
+	for i, c := range cols {
+		if want := m.target.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) && i < m.tableCols {
+			if _, nested := want.(arrow.NestedType); nested {
+				continue
+			}
+			wide, err := compute.CastToType(context.Background(), c, want)
+			if err != nil {
+				releaseArrays(nulls)
+				return nil, fmt.Errorf("%w: widening column %q: %v", errs.ErrValidation, m.target.Field(i).Name, err)
+			}
+			nulls = append(nulls, wide)
+			cols[i] = wide
+		}
+	}
+	// Columns schema evolution adds are null in the existing rows.
 	for i := n; i < m.target.NumFields(); i++ {
 		a := array.MakeArrayOfNull(memory.DefaultAllocator, m.target.Field(i).Type, int(rec.NumRows()))
 		nulls = append(nulls, a)

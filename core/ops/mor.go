@@ -564,20 +564,13 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	// Java counts deletion vectors apart from other delete files.
-	dvKeys := map[string]string{}
 	added := 0
 	for _, d := range deletes {
 		if table.IsDeletionVector(d) {
 			added++
 		}
 	}
-	if added > 0 {
-		dvKeys["added-dvs"] = strconv.Itoa(added)
-	}
-	if len(replaced) > 0 {
-		dvKeys["removed-dvs"] = strconv.Itoa(len(replaced))
-	}
-	return append(cc.reqs, preReqs...), append(pre, retitle(cc.updates, "", dvKeys)...), nil
+	return append(cc.reqs, preReqs...), append(pre, countDVs(cc.updates, added, len(replaced))...), nil
 }
 
 // workers is how many files are read or rewritten at once.

@@ -79,19 +79,6 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	tx := staged.NewTransaction()
 	if len(dangling) > 0 {
 		err = tx.ReplaceFiles(ctx, c.remove, files, dangling, w.snapshotProps(p), table.WithoutAutoNameMapping())
-		dvs := 0
-		for _, d := range dangling {
-			if table.IsDeletionVector(d) {
-				dvs++
-			}
-		}
-		if dvs > 0 {
-			c.props = maps.Clone(c.props)
-			if c.props == nil {
-				c.props = map[string]string{}
-			}
-			c.props["removed-dvs"] = strconv.Itoa(dvs)
-		}
 	} else {
 		err = tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, files, w.snapshotProps(p), table.WithoutAutoNameMapping())
 	}
@@ -101,7 +88,14 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	if _, err := tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return append(cc.reqs, preReqs...), append(pre, retitle(cc.updates, c.operation(), c.props)...), nil
+	dvs := 0
+	for _, d := range dangling {
+		if table.IsDeletionVector(d) {
+			dvs++
+		}
+	}
+	updates := countDVs(retitle(cc.updates, c.operation(), c.props), 0, dvs)
+	return append(cc.reqs, preReqs...), append(pre, updates...), nil
 }
 
 // deletesOnlyFor returns the live delete files of t scoped to one of files
@@ -142,9 +136,19 @@ func deletesOnlyFor(ctx context.Context, t *table.Table, files []iceberg.DataFil
 }
 
 // retitle sets the operation (unless op is empty) and extra summary keys
-// of the snapshot in updates. The operation lives only in the table metadata (not in the
-// manifest list), so naming it after staging is safe.
+// of the snapshot in updates. The operation lives only in the table
+// metadata (not in the manifest list), so naming it after staging is safe.
 func retitle(updates []table.Update, op table.Operation, props map[string]string) []table.Update {
+	return editSummary(updates, func(sum *table.Summary) {
+		if op != "" {
+			sum.Operation = op
+		}
+		maps.Copy(sum.Properties, props)
+	})
+}
+
+// editSummary applies edit to the summary of the snapshot in updates.
+func editSummary(updates []table.Update, edit func(*table.Summary)) []table.Update {
 	out := make([]table.Update, len(updates))
 	copy(out, updates)
 	for i, u := range out {
@@ -161,16 +165,39 @@ func retitle(updates []table.Update, op table.Operation, props map[string]string
 		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.Summary == nil {
 			continue
 		}
-		if op != "" {
-			doc.Snapshot.Summary.Operation = op
-		}
 		if doc.Snapshot.Summary.Properties == nil {
 			doc.Snapshot.Summary.Properties = iceberg.Properties{}
 		}
-		maps.Copy(doc.Snapshot.Summary.Properties, props)
+		edit(doc.Snapshot.Summary)
 		out[i] = table.NewAddSnapshotUpdate(&doc.Snapshot)
 	}
 	return out
+}
+
+// countDVs moves deletion vectors out of the position-delete-file counters
+// into added-dvs / removed-dvs, as Java's summaries count them.
+func countDVs(updates []table.Update, added, removed int) []table.Update {
+	if added == 0 && removed == 0 {
+		return updates
+	}
+	return editSummary(updates, func(sum *table.Summary) {
+		for _, k := range []struct {
+			key, dvKey string
+			n          int
+		}{{"added-position-delete-files", "added-dvs", added}, {"removed-position-delete-files", "removed-dvs", removed}} {
+			if k.n == 0 {
+				continue
+			}
+			sum.Properties[k.dvKey] = strconv.Itoa(k.n)
+			if v, err := strconv.Atoi(sum.Properties[k.key]); err == nil {
+				if v -= k.n; v > 0 {
+					sum.Properties[k.key] = strconv.Itoa(v)
+				} else {
+					delete(sum.Properties, k.key)
+				}
+			}
+		}
+	})
 }
 
 // commitChange commits c on the current head in one attempt; plan computes
