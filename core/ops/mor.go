@@ -540,28 +540,16 @@ func (c *countingFileWriter) Write(p []byte) (int, error) {
 // stageRowDelta produces the updates of one merge-on-read snapshot: new
 // rows, new delete files, and the deletion vectors they replace.
 func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata, baseLoc string, rows written, deletes, replaced []iceberg.DataFile) ([]table.Requirement, []table.Update, error) {
-	base, pre, preReqs, err := p.evolve(base)
+	st, err := w.stage(p, base, baseLoc, rows)
 	if err != nil {
 		return nil, nil, err
 	}
-	props := maps.Clone(map[string]string(w.cat.Props))
-	maps.Copy(props, base.Properties())
-	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
-	files, err := rows.dataFiles(p.spec, base)
-	if err != nil {
-		return nil, nil, err
-	}
-	tx := staged.NewTransaction()
-	rd := tx.NewRowDelta(w.snapshotProps(p)).AddRows(files...).AddDeletes(deletes...)
+	rd := st.tx.NewRowDelta(w.snapshotProps(p)).AddRows(st.files...).AddDeletes(deletes...)
 	if len(replaced) > 0 {
 		rd.RemoveDeletes(replaced...)
 	}
 	if err := rd.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	// Java counts deletion vectors apart from other delete files.
 	added := 0
@@ -570,7 +558,7 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 			added++
 		}
 	}
-	return append(cc.reqs, preReqs...), append(pre, countDVs(cc.updates, added, len(replaced))...), nil
+	return st.finish(ctx, func(u []table.Update) []table.Update { return countDVs(u, added, len(replaced)) })
 }
 
 // workers is how many files are read or rewritten at once.

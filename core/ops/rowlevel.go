@@ -57,36 +57,24 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 		}
 		return reqs, retitle(updates, c.operation(), c.props), nil
 	}
-	base, pre, preReqs, err := p.evolve(base)
-	if err != nil {
-		return nil, nil, err
-	}
-	props := maps.Clone(map[string]string(w.cat.Props))
-	maps.Copy(props, base.Properties())
-	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
-	files, err := c.add.dataFiles(p.spec, base)
+	st, err := w.stage(p, base, baseLoc, c.add)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Delete files scoped to a removed data file (deletion vectors, and
 	// position delete files with a referenced data file) go with it, as in
 	// Java; they would otherwise stay live, pointing at nothing.
-	dangling, err := deletesOnlyFor(ctx, staged, c.remove)
+	dangling, err := deletesOnlyFor(ctx, st.table, c.remove)
 	if err != nil {
 		return nil, nil, err
 	}
-	tx := staged.NewTransaction()
 	if len(dangling) > 0 {
-		err = tx.ReplaceFiles(ctx, c.remove, files, dangling, w.snapshotProps(p), table.WithoutAutoNameMapping())
+		err = st.tx.ReplaceFiles(ctx, c.remove, st.files, dangling, w.snapshotProps(p), table.WithoutAutoNameMapping())
 	} else {
-		err = tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, files, w.snapshotProps(p), table.WithoutAutoNameMapping())
+		err = st.tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping())
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
-		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	dvs := 0
 	for _, d := range dangling {
@@ -94,8 +82,9 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 			dvs++
 		}
 	}
-	updates := countDVs(retitle(cc.updates, c.operation(), c.props), 0, dvs)
-	return append(cc.reqs, preReqs...), append(pre, updates...), nil
+	return st.finish(ctx, func(u []table.Update) []table.Update {
+		return countDVs(retitle(u, c.operation(), c.props), 0, dvs)
+	})
 }
 
 // deletesOnlyFor returns the live delete files of t scoped to one of files

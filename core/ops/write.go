@@ -780,9 +780,37 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	if len(wr.files) == 0 {
 		return nil, nil, nil
 	}
-	base, pre, preReqs, err := p.evolve(base)
+	st, err := w.stage(p, base, baseLoc, wr)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Our files carry field ids, so no name mapping is needed (and a stale one
+	// would survive a replace).
+	if err := st.tx.AddDataFiles(ctx, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
+		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+	}
+	return st.finish(ctx, nil)
+}
+
+// staging is a snapshot being built on base by iceberg-go's producers,
+// committed to the stand-in catalog that keeps its updates.
+type staging struct {
+	table *table.Table
+	tx    *table.Transaction
+	cc    *captureCatalog
+	// files are the new data files (v3: with first row ids for base).
+	files []iceberg.DataFile
+	// pre and preReqs are p's schema change, committed first.
+	pre     []table.Update
+	preReqs []table.Requirement
+}
+
+// stage opens a transaction on base (with p's schema change applied) for
+// adding wr's files.
+func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written) (*staging, error) {
+	base, pre, preReqs, err := p.evolve(base)
+	if err != nil {
+		return nil, err
 	}
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
@@ -790,18 +818,22 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
 	files, err := wr.dataFiles(p.spec, base)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tx := staged.NewTransaction()
-	// Our files carry field ids, so no name mapping is needed (and a stale one
-	// would survive a replace).
-	if err := tx.AddDataFiles(ctx, files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
-		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
-	}
-	if _, err := tx.Commit(ctx); err != nil {
+	return &staging{table: staged, tx: staged.NewTransaction(), cc: cc, files: files, pre: pre, preReqs: preReqs}, nil
+}
+
+// finish commits the staged transaction and returns the requirements and
+// updates to commit for real, edit (if any) applied to the snapshot's.
+func (st *staging) finish(ctx context.Context, edit func([]table.Update) []table.Update) ([]table.Requirement, []table.Update, error) {
+	if _, err := st.tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
-	return append(cc.reqs, preReqs...), append(pre, cc.updates...), nil
+	updates := st.cc.updates
+	if edit != nil {
+		updates = edit(updates)
+	}
+	return append(st.cc.reqs, st.preReqs...), append(st.pre, updates...), nil
 }
 
 func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.Table, error) {
