@@ -260,54 +260,25 @@ func (m *merger) mergeOnRead(ctx context.Context, t *table.Table, start *table.S
 			return nil, err
 		}
 	}
-	retry, err := commit.RetryFromProperties(p.props)
-	if err != nil {
-		w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
-		return nil, err
-	}
-	w.testDelay()
-	var committed *table.Table
-	err = commit.Do(ctx, retry, func(ctx context.Context) error {
-		head, err := w.cat.LoadTable(ctx, w.ident)
-		if err != nil {
-			return err
-		}
-		if err := checkSchemaUnchanged(head.Metadata(), p); err != nil {
-			return err
-		}
-		if err := w.validateIsolation(ctx, head, start, level, scope{
-			name: "rows the merge condition may match", rewritten: touched,
-			newData: func(df iceberg.DataFile) bool {
-				spec := head.Metadata().PartitionSpecByID(int(df.SpecID()))
-				return spec == nil || m.on.MightMatch(df, *spec)
-			},
-		}); err != nil {
-			return err
-		}
-		var reqs []table.Requirement
-		var updates []table.Update
+	committed, err := w.commitDelta(ctx, p, start, level, func(head *table.Table) scope {
+		return scope{name: "rows the merge condition may match", rewritten: touched, newData: func(df iceberg.DataFile) bool {
+			spec := head.Metadata().PartitionSpecByID(int(df.SpecID()))
+			return spec == nil || m.on.MightMatch(df, *spec)
+		}}
+	}, func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error) {
 		if len(deletes) == 0 {
-			reqs, updates, err = w.stageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
-			updates = retitle(updates, table.OpAppend, m.summaryProps(counts))
-		} else {
-			reqs, updates, err = w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), rows, deletes, oldDVs)
-			op := table.OpDelete
-			if len(rows.files) > 0 {
-				op = table.OpOverwrite
-			}
-			updates = retitle(updates, op, m.summaryProps(counts))
+			reqs, updates, err := w.stageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
+			return reqs, retitle(updates, table.OpAppend, m.summaryProps(counts)), err
 		}
-		if err != nil {
-			return err
+		reqs, updates, err := w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), rows, deletes, oldDVs)
+		op := table.OpDelete
+		if len(rows.files) > 0 {
+			op = table.OpOverwrite
 		}
-		committed, err = w.publish(ctx, p, reqs, updates)
-		return err
-	})
+		return reqs, retitle(updates, op, m.summaryProps(counts)), err
+	}, append(append([]string{}, rows.paths...), delPaths...))
 	if err != nil {
-		if !errors.Is(err, errs.ErrCommitStateUnknown) {
-			w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
-		}
-		return nil, mapCatalogErr(err, w.id)
+		return nil, err
 	}
 	return m.result(committed, rows, true, counts), nil
 }

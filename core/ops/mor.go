@@ -126,16 +126,36 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 		cleanup()
 		return nil, err
 	}
-	retry, err := commit.RetryFromProperties(p.props)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
 	touched := map[string]bool{}
 	var oldDVs []iceberg.DataFile
 	for _, tg := range hit {
 		touched[tg.file.FilePath()] = true
 		oldDVs = append(oldDVs, tg.oldDVs...)
+	}
+	committed, err := w.commitDelta(ctx, p, start, level, func(head *table.Table) scope {
+		return scope{name: "rows matching " + fl.filter.String(), newData: fl.mightMatch(head), deletesIn: fl.mightMatch(head), rewritten: touched}
+	}, func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error) {
+		return w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), newRows, deletes, oldDVs)
+	}, append(append([]string{}, newRows.paths...), delPaths...))
+	if err != nil {
+		return nil, err
+	}
+	return w.result(committed, newRows, true), nil
+}
+
+// commitDelta commits, with retries, the snapshot stage builds on the
+// current head, once the isolation check from start with the scope
+// scopeOf(head) passes. If it fails, the files at paths are deleted (unless
+// the commit's outcome is unknown).
+func (w *writer) commitDelta(ctx context.Context, p *plan, start *table.Snapshot, level string,
+	scopeOf func(head *table.Table) scope,
+	stage func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error),
+	paths []string,
+) (*table.Table, error) {
+	retry, err := commit.RetryFromProperties(p.props)
+	if err != nil {
+		w.deleteFiles(context.WithoutCancel(ctx), p, paths)
+		return nil, err
 	}
 	w.testDelay()
 	var committed *table.Table
@@ -147,12 +167,10 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 		if err := checkSchemaUnchanged(head.Metadata(), p); err != nil {
 			return err
 		}
-		if err := w.validateIsolation(ctx, head, start, level, scope{
-			name: "rows matching " + fl.filter.String(), newData: fl.mightMatch(head), deletesIn: fl.mightMatch(head), rewritten: touched,
-		}); err != nil {
+		if err := w.validateIsolation(ctx, head, start, level, scopeOf(head)); err != nil {
 			return err
 		}
-		reqs, updates, err := w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), newRows, deletes, oldDVs)
+		reqs, updates, err := stage(ctx, head)
 		if err != nil {
 			return err
 		}
@@ -161,11 +179,11 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 	})
 	if err != nil {
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
-			cleanup()
+			w.deleteFiles(context.WithoutCancel(ctx), p, paths)
 		}
 		return nil, mapCatalogErr(err, w.id)
 	}
-	return w.result(committed, newRows, true), nil
+	return committed, nil
 }
 
 // forEach runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines and
