@@ -231,7 +231,7 @@ func (v *vec) setRaw(i int, x value) {
 		v.f[i] = x.f
 	case kDecimal:
 		v.d[i] = x.d
-	default:
+	case kString, kBinary, kFixed, kUUID:
 		v.s[i] = x.s
 	}
 }

@@ -76,18 +76,7 @@ func (v *vec) set(i int, x value) {
 		return
 	}
 	v.valid[i] = true
-	switch v.k {
-	case kBool:
-		v.b[i] = x.b
-	case kInt, kLong, kDate, kTime, kTS, kTSTZ:
-		v.i[i] = x.i
-	case kFloat, kDouble:
-		v.f[i] = x.f
-	case kDecimal:
-		v.d[i] = x.d
-	case kString, kBinary, kFixed, kUUID:
-		v.s[i] = x.s
-	}
+	v.setRaw(i, x)
 }
 
 // broadcast makes a vec of n copies of x.
