@@ -33,6 +33,51 @@ class PartitionTransform:
         """
         return {"transform": self.transform, "column": self.column}
 
+    def to_sql(self) -> str:
+        """The transform as Spark SQL writes it, e.g. in a sort term.
+
+        Example::
+
+            ig.bucket(16, "id").to_sql()  # "bucket(16, id)"
+        """
+        name, _, arg = self.transform.partition("[")
+        column = "`" + self.column.replace("`", "``") + "`" if not self.column.isidentifier() else self.column
+        if arg:
+            return f"{name}({arg.rstrip(']')}, {column})"
+        return column if name == "identity" else f"{name}s({column})"
+
+
+#: A sort term: ``"col"``, ``"col DESC NULLS LAST"``, ``"days(ts) DESC"`` or a transform.
+SortTerm = Union[str, PartitionTransform]
+
+
+def _sort_term(term: SortTerm, fn: str) -> str:
+    if isinstance(term, PartitionTransform):
+        return term.to_sql()
+    if isinstance(term, str) and term.strip():
+        return term
+    raise TypeError(f"{fn}() takes sort terms (a str like 'id DESC' or ig.days('ts')), got {term!r}")
+
+
+def asc(term: SortTerm, nulls_first: bool = True) -> str:
+    """An ascending sort term (nulls first by default, as Spark).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").sortedBy(ig.asc(ig.days("ts"), nulls_first=False)).create()
+    """
+    return f"{_sort_term(term, 'asc')} ASC NULLS {'FIRST' if nulls_first else 'LAST'}"
+
+
+def desc(term: SortTerm, nulls_first: bool = False) -> str:
+    """A descending sort term (nulls last by default, as Spark).
+
+    Example::
+
+        ig.writeTo(df, "local.db.t").sortedBy(ig.desc("ts"), "id").create()
+    """
+    return f"{_sort_term(term, 'desc')} DESC NULLS {'FIRST' if nulls_first else 'LAST'}"
+
 
 #: A partition column: a name (identity) or a transform.
 PartitionColumn = Union[str, PartitionTransform]
@@ -175,6 +220,7 @@ class DataFrameWriterV2:
         self._properties: dict[str, str] = {}
         self._location: str | None = None
         self._options: dict[str, str] = {}
+        self._sort_order: list[str] | None = None
 
     def using(self, provider: str) -> DataFrameWriterV2:
         """Accepted for PySpark compatibility; only ``"iceberg"`` is allowed.
@@ -241,6 +287,23 @@ class DataFrameWriterV2:
         self._partition_by = fields
         return self
 
+    def sortedBy(self, term: SortTerm, *terms: SortTerm) -> DataFrameWriterV2:
+        """Give the new table a sort order (Spark's WRITE ORDERED BY): every file is sorted by it.
+
+        Terms are column names (nested with dots), transforms (``ig.days("ts")``,
+        ``ig.bucket(16, "id")``), ``ig.asc``/``ig.desc`` or SQL text such as
+        ``"ts DESC NULLS LAST"``.
+
+        Example::
+
+            ig.writeTo(df, "local.db.t").partitionedBy("level").sortedBy(ig.desc("ts"), "id").create()
+        """
+        self._sort_order = [_sort_term(t, "sortedBy") for t in (term, *terms)]
+        return self
+
+    #: Spark SQL's name for :meth:`sortedBy`.
+    writeOrderedBy = sortedBy
+
     def request_document(self, op: str) -> dict[str, Any]:
         """The request document (docs/abi.md#request) this builder sends for ``op``.
 
@@ -257,6 +320,8 @@ class DataFrameWriterV2:
             doc["location"] = self._location
         if self._options:
             doc["options"] = dict(self._options)
+        if self._sort_order is not None:
+            doc["sort_order"] = list(self._sort_order)
         return doc
 
     def _write(self, op: str) -> WriteResult:

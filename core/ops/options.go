@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 )
 
 // writeOptionToProperty maps write options to the table property they
@@ -16,11 +17,15 @@ var writeOptionToProperty = map[string]string{
 	"compression-codec":      "write.parquet.compression-codec",
 	"compression-level":      "write.parquet.compression-level",
 	"write-format":           "write.format.default",
+	"distribution-mode":      "write.distribution-mode",
+	"fanout-enabled":         "write.spark.fanout.enabled",
+	"max-open-files":         layout.PropMaxOpenFiles,
+	"max-buffered-bytes":     layout.PropMaxBufferedBytes,
 }
 
 // knownWriteOptions are the options that are not table properties.
 var knownWriteOptions = map[string]bool{
-	"check-nullability": true, "check-ordering": true,
+	"check-nullability": true, "check-ordering": true, "mergeSchema": true, "merge-schema": true,
 }
 
 // Effective is the merged configuration of one write.
@@ -36,6 +41,11 @@ type Effective struct {
 	Isolation string
 	// ValidateFrom is validate-from-snapshot-id.
 	ValidateFrom *int64
+	// WapID and WapBranch are the session's wap.id and wap.branch (Spark's
+	// spark.wap.*), applied when the table has write.wap.enabled=true.
+	WapID, WapBranch string
+	// MergeSchema is the mergeSchema write option (Spark's schema merge).
+	MergeSchema bool
 }
 
 // resolveOptions applies the precedence write option > session
@@ -50,6 +60,14 @@ func resolveOptions(tableProps, sessionConf, options map[string]string) (Effecti
 		m    map[string]string
 	}{{"session configuration", sessionConf}, {"write option", options}} {
 		for k, v := range layer.m {
+			if layer.name == "session configuration" {
+				// Session keys may be spelled as Spark's session
+				// configuration spells them.
+				k = strings.TrimPrefix(k, "spark.sql.iceberg.")
+				if rest, ok := strings.CutPrefix(k, "spark.wap."); ok {
+					k = "wap." + rest
+				}
+			}
 			switch {
 			case strings.HasPrefix(k, "snapshot-property."):
 				key := strings.TrimPrefix(k, "snapshot-property.")
@@ -64,10 +82,13 @@ func resolveOptions(tableProps, sessionConf, options map[string]string) (Effecti
 				if err != nil {
 					return e, fmt.Errorf("%w: %s %s=%q is not a boolean", errs.ErrInvalidArgument, layer.name, k, v)
 				}
-				if k == "check-nullability" {
+				switch k {
+				case "check-nullability":
 					e.CheckNullability = b
-				} else {
+				case "check-ordering":
 					e.CheckOrdering = b
+				default:
+					e.MergeSchema = b
 				}
 			case k == "isolation-level" && layer.name == "write option":
 				lvl, err := parseIsolation("write option isolation-level", v)
@@ -81,6 +102,10 @@ func resolveOptions(tableProps, sessionConf, options map[string]string) (Effecti
 					return e, fmt.Errorf("%w: write option validate-from-snapshot-id=%q is not a snapshot id", errs.ErrInvalidArgument, v)
 				}
 				e.ValidateFrom = &id
+			case k == "wap.id" && layer.name == "session configuration":
+				e.WapID = v
+			case k == "wap.branch" && layer.name == "session configuration":
+				e.WapBranch = v
 			case strings.HasPrefix(k, "test.") && layer.name == "session configuration":
 			default:
 				if layer.name == "write option" {

@@ -44,3 +44,30 @@ func TestBadOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestLayoutOptionPrecedenceAndSparkSessionNames(t *testing.T) {
+	table := map[string]string{"write.distribution-mode": "hash", "write.spark.fanout.enabled": "false"}
+	session := map[string]string{"spark.sql.iceberg.distribution-mode": "range", "fanout-enabled": "true", "max-open-files": "9"}
+	options := map[string]string{"distribution-mode": "none", "max-buffered-bytes": "1234"}
+	e, err := resolveOptions(table, session, options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{
+		"write.distribution-mode":               "none", // option beats session and table
+		"write.spark.fanout.enabled":            "true", // session beats table
+		"write.pyiceberg-go.max-open-files":     "9",
+		"write.pyiceberg-go.max-buffered-bytes": "1234",
+	} {
+		if e.Props[k] != want {
+			t.Errorf("%s = %q, want %q", k, e.Props[k], want)
+		}
+	}
+	e, err = resolveOptions(table, session, nil)
+	if err != nil || e.Props["write.distribution-mode"] != "range" {
+		t.Errorf("session (Spark's name) must beat the table property: %v %v", e.Props, err)
+	}
+	if e, _ := resolveOptions(nil, nil, map[string]string{"mergeSchema": "true"}); !e.MergeSchema {
+		t.Error("mergeSchema option not read")
+	}
+}

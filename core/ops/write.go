@@ -7,16 +7,13 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -26,11 +23,11 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
-	"github.com/pyiceberg-go/pyiceberg-go/core/transform"
 )
 
 // writer runs one write operation.
@@ -43,6 +40,8 @@ type writer struct {
 	input array.RecordReader
 	prog  *Progress
 	start time.Time
+	// target is the branch written and how (refs.go).
+	target target
 }
 
 // plan is the table shape the data is written against.
@@ -54,6 +53,10 @@ type plan struct {
 	eff      Effective
 	// shape is the table a create or replace asks for; nil for append.
 	shape *shape
+	// layout is how rows are distributed over files; sorter (nil for an
+	// unsorted table) orders each file by the table's sort order.
+	layout layout.Settings
+	sorter *layout.Sorter
 
 	// evolution is a schema change committed with the data (merge's
 	// withSchemaEvolution); schema is then the evolved schema.
@@ -103,6 +106,7 @@ func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) ([]
 type shape struct {
 	schema   *iceberg.Schema
 	spec     iceberg.PartitionSpec
+	order    table.SortOrder
 	props    map[string]string
 	location string
 }
@@ -119,6 +123,8 @@ type written struct {
 type writtenFile struct {
 	f      parquet.File
 	values map[int]any
+	// sortOrderID is the sort order the file's rows are in (0: unsorted).
+	sortOrderID int
 }
 
 // dataFiles describes the files for a commit on base. v3 tables need each
@@ -133,7 +139,7 @@ func (wr written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]
 			first = &id
 			next += wf.f.Rows
 		}
-		df, err := dataFile(spec, wf.f, wf.values, first)
+		df, err := dataFile(spec, wf, first)
 		if err != nil {
 			return nil, err
 		}
@@ -173,6 +179,9 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		p, err = w.planAppend(existing)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := w.resolveTarget(existing, p.eff); err != nil {
 		return nil, err
 	}
 	switch op {
@@ -232,8 +241,8 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 }
 
 // startSnapshot is the snapshot isolation checks start from: the write
-// option validate-from-snapshot-id, else main's head when the operation
-// began.
+// option validate-from-snapshot-id, else the target branch's head when the
+// operation began.
 func (w *writer) startSnapshot(t *table.Table, p *plan) (*table.Snapshot, error) {
 	if id := p.eff.ValidateFrom; id != nil {
 		sn := t.Metadata().SnapshotByID(*id)
@@ -242,14 +251,14 @@ func (w *writer) startSnapshot(t *table.Table, p *plan) (*table.Snapshot, error)
 		}
 		return sn, nil
 	}
-	return t.Metadata().SnapshotByName(table.MainBranch), nil
+	return w.head(t.Metadata()), nil
 }
 
 // result describes a finished write; committed says whether it made a
 // snapshot.
 func (w *writer) result(t *table.Table, wr written, committed bool) *Result {
 	res := &Result{Table: w.id.String(), Metrics: Metrics{Rows: wr.rows, Files: int64(len(wr.files)), Bytes: wr.bytes, Seconds: time.Since(w.start).Seconds()}}
-	if sn := t.CurrentSnapshot(); sn != nil && committed {
+	if sn := w.committedSnapshot(t); sn != nil && committed {
 		id := sn.SnapshotID
 		res.SnapshotID = &id
 		res.Operation, res.Summary = summaryOf(sn)
@@ -296,6 +305,10 @@ func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, err
 	if err != nil {
 		return nil, err
 	}
+	order, err := layout.ParseOrder(w.req.SortOrder, sc)
+	if err != nil {
+		return nil, err
+	}
 	props := w.tableProps(oldProps)
 	if _, err := formatVersion(props); err != nil {
 		return nil, err
@@ -310,7 +323,7 @@ func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, err
 		}
 	}
 	loc = strings.TrimSuffix(loc, "/")
-	sh := &shape{schema: sc, spec: spec, props: props, location: loc}
+	sh := &shape{schema: sc, spec: spec, order: order, props: props, location: loc}
 	var old table.Metadata
 	oldLoc := ""
 	if existing != nil {
@@ -320,7 +333,7 @@ func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, err
 	if err != nil {
 		return nil, err
 	}
-	return w.withOptions(&plan{schema: base.CurrentSchema(), spec: base.PartitionSpec(), location: loc, props: props, shape: sh})
+	return w.withOptions(&plan{schema: base.CurrentSchema(), spec: base.PartitionSpec(), location: loc, props: props, shape: sh}, base.SortOrder())
 }
 
 // stage returns the metadata that old (nil: nothing) becomes with the
@@ -353,10 +366,11 @@ func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []tabl
 	} else {
 		updates = append(updates, table.NewAddPartitionSpecUpdate(&spec, old == nil), table.NewSetDefaultSpecUpdate(-1))
 	}
-	updates = append(updates,
-		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder),
-		table.NewSetDefaultSortOrderUpdate(-1),
-	)
+	order := s.order
+	if order.Len() == 0 {
+		order = table.UnsortedSortOrder
+	}
+	updates = append(updates, table.NewAddSortOrderUpdate(&order), table.NewSetDefaultSortOrderUpdate(-1))
 	if old == nil || s.location != old.Location() {
 		updates = append(updates, table.NewSetLocationUpdate(s.location))
 	}
@@ -415,16 +429,43 @@ func sameShape(base table.Metadata, p *plan) error {
 }
 
 func (w *writer) planAppend(t *table.Table) (*plan, error) {
+	if len(w.req.SortOrder) > 0 {
+		return nil, fmt.Errorf("%w: a sort order is given only when creating or replacing a table (%s is %s)", errs.ErrInvalidArgument, w.id, w.req.Op)
+	}
 	m := t.Metadata()
-	return w.withOptions(&plan{schema: m.CurrentSchema(), spec: m.PartitionSpec(), location: m.Location(), props: m.Properties()})
+	p, err := w.withOptions(&plan{schema: m.CurrentSchema(), spec: m.PartitionSpec(), location: m.Location(), props: m.Properties()}, m.SortOrder())
+	if err != nil || !p.eff.MergeSchema || w.input == nil || w.req.Op == request.OpMerge {
+		return p, err
+	}
+	// Spark's schema merge: new columns and allowed widenings are
+	// committed with the data, in the same commit.
+	if !strings.EqualFold(p.props["write.spark.accept-any-schema"], "true") {
+		return nil, fmt.Errorf("%w: mergeSchema needs the table property write.spark.accept-any-schema=true on %s", errs.ErrInvalidArgument, w.id)
+	}
+	src, err := schema.FromArrow(w.input.Schema(), false)
+	if err != nil {
+		return nil, err
+	}
+	if err := evolveForSource(p, src, m); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
-func (w *writer) withOptions(p *plan) (*plan, error) {
+// withOptions resolves the write's options and its layout: distribution
+// and the sort order its files are written in.
+func (w *writer) withOptions(p *plan, order table.SortOrder) (*plan, error) {
 	eff, err := resolveOptions(p.props, w.sess.Conf(), w.req.Options)
 	if err != nil {
 		return nil, err
 	}
 	p.eff = eff
+	if p.sorter, err = layout.NewSorter(order, p.schema); err != nil {
+		return nil, err
+	}
+	if p.layout, err = layout.Resolve(eff.Props, p.sorter != nil, !p.spec.IsUnpartitioned()); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -530,185 +571,14 @@ func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, er
 	return wfs, nil
 }
 
-// slot is one partition's rolling writer.
-type slot struct {
-	w      *parquet.Writer
-	values map[int]any
-}
-
-// write hands part to the encoder. A small partition of a large batch is
-// copied first: the writer queues what it is given, and a queued slice would
-// pin the whole batch it came from (many partitions would pin many batches).
-func (s *slot) write(part arrow.RecordBatch, batchRows int64, mem memory.Allocator) error {
-	if part.NumRows()*4 > batchRows {
-		return s.w.Write(part)
-	}
-	cols := make([]arrow.Array, part.NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	for i, col := range part.Columns() {
-		c, err := array.Concatenate([]arrow.Array{col}, mem)
-		if err != nil {
-			return fmt.Errorf("%w: copying a partition: %v", errs.ErrInvalidArgument, err)
-		}
-		cols[i] = c
-	}
-	compact := array.NewRecordBatch(part.Schema(), cols, part.NumRows())
-	defer compact.Release()
-	return s.w.Write(compact)
-}
-
-// spreadAfterBytes is the input size after which an unpartitioned write
-// opens more than one file.
-const spreadAfterBytes = 64 << 20
-
-// writeData runs the data path: conform, partition, encode. Files of a
-// failed write are deleted before it returns.
-func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) (out written, err error) {
-	fs, err := w.fileIO(ctx, p)
-	if err != nil {
-		return out, err
-	}
-	mem := memory.DefaultAllocator
-	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
-	if err != nil {
-		return out, err
-	}
-	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
-	if err != nil {
-		return out, err
-	}
-	if err := ctx.Err(); err != nil {
-		return out, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
-	}
-
-	opID := uuid.New().String()
-	var fileSeq atomic.Int64
-	slots := map[string]*slot{}
-	var order []*slot
-	newSlot := func(key string, values map[int]any) *slot {
-		dir := p.location + "/data"
-		if rel := partitionPath(p.spec, p.schema, values); rel != "" {
-			dir += "/" + rel
-		}
-		s := &slot{values: values}
-		s.w = parquet.NewWriter(ctx, fs, conf.Schema(), pqOpts, func() string {
-			return fmt.Sprintf("%s/%05d-%s.parquet", dir, fileSeq.Add(1), opID)
-		})
-		slots[key] = s
-		order = append(order, s)
-		return s
-	}
-	// An unpartitioned write spreads batches over up to one writer per core
-	// so encoding runs on all of them, once the input is large enough that
-	// the extra files pay for themselves (small appends stay one file).
-	unpartitioned := p.spec.IsUnpartitioned()
-	var rr []*slot
-	var seen int64
-	abort := func() {
-		var paths []string
-		for _, s := range order {
-			paths = append(paths, s.w.Abort()...)
-		}
-		w.deleteFiles(context.WithoutCancel(ctx), p, paths)
-	}
-
-	var n int
-	for in.Next() {
-		if err := ctx.Err(); err != nil {
-			abort()
-			return out, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
-		}
-		rec := in.RecordBatch()
-		if rec.NumRows() == 0 {
-			continue
-		}
-		w.prog.Rows.Add(rec.NumRows())
-		w.prog.Bytes.Add(parquet.RecordBytes(rec))
-		c, err := conf.Conform(rec)
-		if err != nil {
-			abort()
-			return out, err
-		}
-		if unpartitioned {
-			seen += parquet.RecordBytes(c)
-			if len(rr) == 0 || (len(rr) < max(1, runtime.GOMAXPROCS(0)) && seen > spreadAfterBytes) {
-				rr = append(rr, newSlot(fmt.Sprint(len(rr)), nil))
-			}
-			err = rr[n%len(rr)].w.Write(c)
-			n++
-		} else {
-			if pqOpts.NoDictionary == nil {
-				if pqOpts.NoDictionary, err = p.decideDictionary(pqOpts, c); err != nil {
-					c.Release()
-					abort()
-					return out, err
-				}
-			}
-			var parts []transform.Partition
-			parts, err = transform.Split(c, p.spec, p.schema, mem)
-			for _, part := range parts {
-				if err == nil {
-					s := slots[part.Key]
-					if s == nil {
-						s = newSlot(part.Key, part.Values)
-					}
-					err = s.write(part.Record, c.NumRows(), mem)
-				}
-				part.Record.Release()
-			}
-		}
-		c.Release()
-		if err != nil {
-			abort()
-			return out, err
-		}
-	}
-	if err := in.Err(); err != nil {
-		abort()
-		return out, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
-	}
-
-	var closeErr error
-	for _, s := range order {
-		files, err := s.w.Close()
-		closeErr = errors.Join(closeErr, err)
-		for _, f := range files {
-			out.paths = append(out.paths, f.Path)
-			if err != nil {
-				continue
-			}
-			out.files = append(out.files, writtenFile{f: f, values: s.values})
-			out.rows += f.Rows
-			out.bytes += f.Size
-			w.prog.Files.Add(1)
-		}
-	}
-	if closeErr == nil {
-		closeErr = ctx.Err()
-	}
-	if closeErr != nil {
-		w.deleteFiles(context.WithoutCancel(ctx), p, out.paths)
-		if errors.Is(closeErr, context.Canceled) {
-			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, closeErr)
-		}
-		return written{}, closeErr
-	}
-	return out, nil
-}
-
-func dataFile(spec iceberg.PartitionSpec, f parquet.File, values map[int]any, firstRowID *int64) (iceberg.DataFile, error) {
-	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, values, nil, nil, f.Rows, f.Size)
+func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (iceberg.DataFile, error) {
+	f := wf.f
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, wf.values, nil, nil, f.Rows, f.Size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, f.Path, err)
 	}
 	b.ColumnSizes(f.ColumnSizes).ValueCounts(f.ValueCounts).NullValueCounts(f.NullCounts).
-		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets)
+		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets).SortOrderID(wf.sortOrderID)
 	if len(f.NaNCounts) > 0 {
 		b.NaNValueCounts(f.NaNCounts)
 	}
@@ -800,6 +670,8 @@ type staging struct {
 	cc    *captureCatalog
 	// files are the new data files (v3: with first row ids for base).
 	files []iceberg.DataFile
+	// tg is the write's target: a staged (WAP) snapshot moves no branch.
+	tg target
 	// pre and preReqs are p's schema change, committed first.
 	pre     []table.Update
 	preReqs []table.Requirement
@@ -820,7 +692,11 @@ func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written)
 	if err != nil {
 		return nil, err
 	}
-	return &staging{table: staged, tx: staged.NewTransaction(), cc: cc, files: files, pre: pre, preReqs: preReqs}, nil
+	tx, err := staged.NewTransactionOnBranchWithError(w.branchName())
+	if err != nil {
+		return nil, fmt.Errorf("%w: writing to branch %s: %v", errs.ErrValidation, w.branchName(), err)
+	}
+	return &staging{table: staged, tx: tx, cc: cc, files: files, tg: w.target, pre: pre, preReqs: preReqs}, nil
 }
 
 // finish commits the staged transaction and returns the requirements and
@@ -832,6 +708,9 @@ func (st *staging) finish(ctx context.Context, edit func([]table.Update) []table
 	updates := st.cc.updates
 	if edit != nil {
 		updates = edit(updates)
+	}
+	if st.tg.stage {
+		updates = unref(updates, st.tg.wapID)
 	}
 	return append(st.cc.reqs, st.preReqs...), append(st.pre, updates...), nil
 }

@@ -35,7 +35,7 @@ type File struct {
 const (
 	queueLen = 2
 	// bufferBytes batches the many small page writes into larger FileIO writes.
-	bufferBytes = 1 << 20
+	bufferBytes = 256 << 10
 	// Rows per slice handed to the encoder: the file and row group sizes
 	// are checked between slices.
 	firstSliceRows = 4096
@@ -67,6 +67,11 @@ type Writer struct {
 	closeOnce sync.Once
 
 	bytes atomic.Int64
+	// queued is the Arrow size of the batches waiting in the queue and
+	// rowGroup the estimated size of the buffered row group: together the
+	// memory this Writer holds (Buffered).
+	queued   atomic.Int64
+	rowGroup atomic.Int64
 
 	// Owned by the encoding goroutine; read by the caller after done closes.
 	files     []File
@@ -138,6 +143,27 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 // buffered row group of the open file. It is safe from any goroutine.
 func (w *Writer) BytesWritten() int64 { return w.bytes.Load() }
 
+// Buffered estimates the memory the Writer holds: batches queued for
+// encoding plus the row group being built. It is safe from any goroutine.
+func (w *Writer) Buffered() int64 { return w.queued.Load() + w.rowGroup.Load() }
+
+// Flush asks the encoder to write out the buffered row group once the
+// batches queued before it are encoded, releasing its memory; the file
+// stays open. Called from the goroutine that calls Write.
+func (w *Writer) Flush() error {
+	if w.optErr != nil || w.finished || !w.started {
+		return w.optErr
+	}
+	select {
+	case w.queue <- nil:
+		return nil
+	case <-w.done:
+		return w.doneErr()
+	case <-w.ctx.Done():
+		return fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, w.ctx.Err())
+	}
+}
+
 // Write queues rec for encoding, retaining it until it is written. It
 // blocks while the queue is full and returns the encoder's error, if any.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
@@ -161,13 +187,17 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	default:
 	}
 	rec.Retain()
+	n := RecordBytes(rec)
+	w.queued.Add(n)
 	select {
 	case w.queue <- rec:
 		return nil
 	case <-w.done:
+		w.queued.Add(-n)
 		rec.Release()
 		return w.doneErr()
 	case <-w.ctx.Done():
+		w.queued.Add(-n)
 		rec.Release()
 		return fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, w.ctx.Err())
 	}
@@ -220,8 +250,12 @@ func (w *Writer) shutdown(abort bool) {
 	})
 	<-w.done
 	for rec := range w.queue {
-		rec.Release()
+		if rec != nil {
+			rec.Release()
+		}
 	}
+	w.queued.Store(0)
+	w.rowGroup.Store(0)
 }
 
 // run is the encoding goroutine.
@@ -258,7 +292,16 @@ func (w *Writer) run() {
 				}
 				return
 			}
+			if rec == nil {
+				if err := w.flushRowGroup(); err != nil {
+					w.err = err
+					w.discard()
+					return
+				}
+				continue
+			}
 			err := w.writeBatch(rec)
+			w.queued.Add(-RecordBytes(rec))
 			rec.Release()
 			if err != nil {
 				w.err = err
@@ -311,12 +354,29 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
 			est = w.cur.cnt.n
 		}
 		w.bytes.Store(w.doneBytes + est)
+		w.rowGroup.Store(rg)
 		if est >= w.opts.TargetFileSize {
 			if err := w.finishFile(); err != nil {
 				return err
 			}
 		}
 	}
+	return nil
+}
+
+// flushRowGroup writes out the open file's buffered row group now.
+func (w *Writer) flushRowGroup() error {
+	c := w.cur
+	if c == nil || c.rgRows == 0 {
+		return nil
+	}
+	if err := c.fw.newRowGroup(); err != nil {
+		return fmt.Errorf("parquet writer: writing %s: %w", c.path, err)
+	}
+	c.flushedRows += c.rgRows
+	c.rgRows = 0
+	c.newRowGroup = false
+	w.rowGroup.Store(0)
 	return nil
 }
 
@@ -456,6 +516,7 @@ func (w *Writer) finishFile() error {
 		w.perRow = float64(f.Size) / float64(f.Rows)
 	}
 	w.bytes.Store(w.doneBytes)
+	w.rowGroup.Store(0)
 	return nil
 }
 

@@ -36,12 +36,28 @@ const (
 	OpScan       = "scan"
 	// OpPanic panics on purpose; it runs only when the session has test.hooks=true.
 	OpPanic = "__panic"
+
+	// Ref operations (branches, tags, write-audit-publish); Ref names the
+	// branch or tag, To the ref fast_forward moves it to.
+	OpCreateBranch = "create_branch"
+	OpCreateTag    = "create_tag"
+	OpFastForward  = "fast_forward"
+	OpRemoveBranch = "remove_branch"
+	OpRemoveTag    = "remove_tag"
+	// OpCherrypick applies snapshot SnapshotID onto main.
+	OpCherrypick = "cherrypick"
+	// OpPublish cherry-picks the staged snapshot whose wap.id is WapID.
+	OpPublish = "publish"
+	// OpRefs lists the table's branches and tags.
+	OpRefs = "refs"
 )
 
 var ops = map[string]bool{
 	OpCreate: true, OpReplace: true, OpCreateOrReplace: true, OpAppend: true,
 	OpOverwritePartitions: true, OpOverwrite: true, OpDelete: true, OpUpdate: true, OpMerge: true,
 	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: true,
+	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
+	OpCherrypick: true, OpPublish: true, OpRefs: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -76,6 +92,15 @@ type Request struct {
 	Set map[string]string `json:"set,omitempty"`
 	// Merge describes a merge.
 	Merge *Merge `json:"merge,omitempty"`
+	// SortOrder is the sort order of a created or replaced table, as Spark's
+	// WRITE ORDERED BY terms ("id", "days(ts) DESC NULLS LAST").
+	SortOrder []string `json:"sort_order,omitempty"`
+	// Ref is the branch or tag a ref operation names.
+	Ref string `json:"ref,omitempty"`
+	// To is the ref fast_forward moves Ref to.
+	To string `json:"to,omitempty"`
+	// WapID is the wap.id publish looks for.
+	WapID string `json:"wap_id,omitempty"`
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
@@ -221,6 +246,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 			return nil, err
 		}
 	}
+	if err := r.validateRefOp(); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -255,4 +283,30 @@ func ParseIdentifier(s string, catalogs map[string]bool, defaultCatalog string) 
 	id.Namespace = parts[:len(parts)-1]
 	id.Name = parts[len(parts)-1]
 	return id, nil
+}
+
+// validateRefOp checks the fields of the ref operations.
+func (r *Request) validateRefOp() error {
+	need := map[string]bool{}
+	switch r.Op {
+	case OpCreateBranch, OpCreateTag, OpRemoveBranch, OpRemoveTag:
+		need["ref"] = true
+	case OpFastForward:
+		need["ref"], need["to"] = true, true
+	case OpCherrypick:
+		if r.SnapshotID == nil {
+			return fmt.Errorf("%w: cherrypick needs snapshot_id", errs.ErrInvalidArgument)
+		}
+	case OpPublish:
+		need["wap_id"] = true
+	}
+	for _, f := range []struct{ name, v string }{{"ref", r.Ref}, {"to", r.To}, {"wap_id", r.WapID}} {
+		switch {
+		case need[f.name] && strings.TrimSpace(f.v) == "":
+			return fmt.Errorf("%w: %s needs %s", errs.ErrInvalidArgument, r.Op, f.name)
+		case !need[f.name] && f.v != "":
+			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
+		}
+	}
+	return nil
 }

@@ -473,3 +473,11 @@ func floatBits(f float64) uint64 {
 	}
 	return math.Float64bits(f)
 }
+
+// SourceColumn returns the values of field id in rec, found as Split finds
+// partition sources (nested fields with their parents' nulls folded in).
+// The caller releases the array.
+func SourceColumn(rec arrow.RecordBatch, schema *iceberg.Schema, id int, mem memory.Allocator) (arrow.Array, error) {
+	arr, _, _, err := sourceColumn(rec, schema, id, mem)
+	return arr, err
+}

@@ -1,0 +1,439 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/io"
+	"github.com/google/uuid"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
+	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
+	"github.com/pyiceberg-go/pyiceberg-go/core/transform"
+)
+
+// spreadAfterBytes is the input size after which an unpartitioned write
+// opens more than one file.
+const spreadAfterBytes = 64 << 20
+
+// slot is one partition's rolling writer.
+type slot struct {
+	key    string
+	w      *parquet.Writer
+	values map[int]any
+	used   int64 // when it was last written to, in batches
+}
+
+// pending is a partition's rows waiting to be sorted and written.
+type pending struct {
+	values map[int]any
+	recs   []arrow.RecordBatch
+	bytes  int64
+}
+
+// distributor lays a write's rows out in files (layout.Settings):
+//   - unsorted tables stream: one rolling writer per partition (several for
+//     a large unpartitioned write), at most MaxOpenFiles open (the least
+//     recently written is closed first) and at most MaxBufferedBytes
+//     queued or in row groups (the largest row group is written out);
+//   - sorted tables buffer each partition's rows, and write a buffer sorted
+//     into files of its own when the buffers outgrow MaxBufferedBytes (the
+//     largest, or with range distribution all of them) and at the end.
+type distributor struct {
+	w     *writer
+	p     *plan
+	ctx   context.Context
+	fs    io.WriteFileIO
+	opts  parquet.Options
+	sch   *arrow.Schema
+	mem   memory.Allocator
+	opID  string
+	seq   atomic.Int64
+	batch int64
+
+	slots map[string]*slot
+	rr    []*slot
+	seen  int64
+	rrN   int
+
+	bufs     map[string]*pending
+	bufOrder []string
+	buffered int64
+
+	// closing are writers of finished buffers, closed at the end so they
+	// encode in parallel with what follows.
+	closing []*slot
+	out     written
+}
+
+// writeData runs the data path: conform, partition, lay out, encode.
+// Files of a failed write are deleted before it returns.
+func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) (written, error) {
+	fs, err := w.fileIO(ctx, p)
+	if err != nil {
+		return written{}, err
+	}
+	mem := memory.DefaultAllocator
+	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
+	if err != nil {
+		return written{}, err
+	}
+	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
+	if err != nil {
+		return written{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+	}
+	d := &distributor{
+		w: w, p: p, ctx: ctx, fs: fs, opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
+		slots: map[string]*slot{}, bufs: map[string]*pending{},
+	}
+	for in.Next() {
+		if err := ctx.Err(); err != nil {
+			d.abort()
+			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		}
+		rec := in.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		w.prog.Rows.Add(rec.NumRows())
+		w.prog.Bytes.Add(parquet.RecordBytes(rec))
+		c, err := conf.Conform(rec)
+		if err == nil {
+			err = d.add(c)
+			c.Release()
+		}
+		if err != nil {
+			d.abort()
+			return written{}, err
+		}
+	}
+	if err := in.Err(); err != nil {
+		d.abort()
+		return written{}, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
+	}
+	return d.finish()
+}
+
+// add routes one conformed batch.
+func (d *distributor) add(c arrow.RecordBatch) error {
+	d.batch++
+	if d.p.sorter == nil && d.p.spec.IsUnpartitioned() {
+		// Spread batches over up to one writer per core so encoding runs
+		// on all of them, once the input is large enough that the extra
+		// files pay for themselves (small appends stay one file).
+		d.seen += parquet.RecordBytes(c)
+		if len(d.rr) == 0 || (len(d.rr) < workers() && d.seen > spreadAfterBytes) {
+			d.rr = append(d.rr, d.newSlot(fmt.Sprint(len(d.rr)), nil))
+		}
+		s := d.rr[d.rrN%len(d.rr)]
+		d.rrN++
+		if err := s.w.Write(c); err != nil {
+			return err
+		}
+		return d.limitBuffered()
+	}
+	if d.opts.NoDictionary == nil {
+		noDict, err := d.p.decideDictionary(d.opts, c)
+		if err != nil {
+			return err
+		}
+		d.opts.NoDictionary = noDict
+	}
+	parts, err := transform.Split(c, d.p.spec, d.p.schema, d.mem)
+	defer func() {
+		for _, part := range parts {
+			part.Record.Release()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	for _, part := range parts {
+		if d.p.sorter != nil {
+			err = d.buffer(part, c.NumRows())
+		} else {
+			err = d.stream(part, c.NumRows())
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if d.p.sorter == nil {
+		return d.limitBuffered()
+	}
+	return nil
+}
+
+// newSlot opens a rolling writer for a partition.
+func (d *distributor) newSlot(key string, values map[int]any) *slot {
+	dir := d.p.location + "/data"
+	if rel := partitionPath(d.p.spec, d.p.schema, values); rel != "" {
+		dir += "/" + rel
+	}
+	return &slot{key: key, values: values, w: parquet.NewWriter(d.ctx, d.fs, d.sch, d.opts, func() string {
+		return fmt.Sprintf("%s/%05d-%s.parquet", dir, d.seq.Add(1), d.opID)
+	})}
+}
+
+// stream writes a partition's rows to its open writer, opening one (and
+// closing the least recently used when too many are open).
+func (d *distributor) stream(part transform.Partition, batchRows int64) error {
+	s := d.slots[part.Key]
+	if s == nil {
+		if len(d.slots) >= d.p.layout.MaxOpenFiles {
+			var lru *slot
+			for _, o := range d.slots {
+				if lru == nil || o.used < lru.used {
+					lru = o
+				}
+			}
+			delete(d.slots, lru.key)
+			if err := d.collect(lru); err != nil {
+				return err
+			}
+		}
+		s = d.newSlot(part.Key, part.Values)
+		d.slots[part.Key] = s
+	}
+	s.used = d.batch
+	rec, err := compact(part.Record, batchRows, d.mem)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	return s.w.Write(rec)
+}
+
+// limitBuffered writes out the largest row groups while the open writers
+// hold more than the buffer limit, down to half of it so that flushes come
+// in bursts rather than once per batch.
+func (d *distributor) limitBuffered() error {
+	all := slices.Clone(d.rr)
+	for _, s := range d.slots {
+		all = append(all, s)
+	}
+	held := make(map[*slot]int64, len(all))
+	var total int64
+	for _, s := range all {
+		held[s] = s.w.Buffered()
+		total += held[s]
+	}
+	if total <= d.p.layout.MaxBufferedBytes {
+		return nil
+	}
+	slices.SortFunc(all, func(a, b *slot) int { return cmp.Compare(held[b], held[a]) })
+	for _, s := range all {
+		if total <= d.p.layout.MaxBufferedBytes/2 {
+			break
+		}
+		if err := s.w.Flush(); err != nil {
+			return err
+		}
+		total -= held[s]
+	}
+	return nil
+}
+
+// buffer keeps a partition's rows for sorting.
+func (d *distributor) buffer(part transform.Partition, batchRows int64) error {
+	rec, err := compact(part.Record, batchRows, d.mem)
+	if err != nil {
+		return err
+	}
+	b := d.bufs[part.Key]
+	if b == nil {
+		b = &pending{values: part.Values}
+		d.bufs[part.Key] = b
+		d.bufOrder = append(d.bufOrder, part.Key)
+	}
+	n := parquet.RecordBytes(rec)
+	b.recs = append(b.recs, rec)
+	b.bytes += n
+	d.buffered += n
+	for d.buffered > d.p.layout.MaxBufferedBytes && len(d.bufs) > 0 {
+		if d.p.layout.Mode == layout.Range {
+			// Range: everything buffered goes out together, so files
+			// written at one time hold disjoint key ranges.
+			for _, k := range slices.Clone(d.bufOrder) {
+				if err := d.flush(k, false); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		largest := ""
+		for _, k := range d.bufOrder {
+			if largest == "" || d.bufs[k].bytes > d.bufs[largest].bytes {
+				largest = k
+			}
+		}
+		if err := d.flush(largest, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush sorts a partition's buffer and writes it into files of its own.
+// A flush forced by the buffer limit waits for the files; the final flush
+// leaves them encoding in parallel (closed by finish). A large final
+// unpartitioned buffer is cut into one contiguous run per core.
+func (d *distributor) flush(key string, final bool) error {
+	b := d.bufs[key]
+	delete(d.bufs, key)
+	d.bufOrder = slices.DeleteFunc(d.bufOrder, func(k string) bool { return k == key })
+	d.buffered -= b.bytes
+	sorted, err := d.p.sorter.Sort(d.ctx, b.recs, d.mem)
+	releaseAll(b.recs)
+	if err != nil {
+		return err
+	}
+	defer sorted.Release()
+	runs := int64(1)
+	if final && d.p.spec.IsUnpartitioned() && b.bytes > spreadAfterBytes {
+		runs = int64(workers())
+	}
+	n := sorted.NumRows()
+	for i := range runs {
+		lo, hi := n*i/runs, n*(i+1)/runs
+		if lo == hi {
+			continue
+		}
+		s := d.newSlot(key, b.values)
+		sl := sorted.NewSlice(lo, hi)
+		err := s.w.Write(sl)
+		sl.Release()
+		d.closing = append(d.closing, s)
+		if err != nil {
+			return err
+		}
+	}
+	if final {
+		return nil
+	}
+	return d.closeWaiting()
+}
+
+// closeWaiting closes the writers of finished buffers.
+func (d *distributor) closeWaiting() error {
+	var err error
+	for _, s := range d.closing {
+		err = errors.Join(err, d.collect(s))
+	}
+	d.closing = nil
+	return err
+}
+
+// collect closes a writer and records its files (all paths, so a failed
+// write can delete them).
+func (d *distributor) collect(s *slot) error {
+	files, err := s.w.Close()
+	for _, f := range files {
+		d.out.paths = append(d.out.paths, f.Path)
+		if err != nil {
+			continue
+		}
+		wf := writtenFile{f: f, values: s.values}
+		if d.p.sorter != nil {
+			wf.sortOrderID = d.p.sorter.OrderID()
+		}
+		d.out.files = append(d.out.files, wf)
+		d.out.rows += f.Rows
+		d.out.bytes += f.Size
+		d.w.prog.Files.Add(1)
+	}
+	return err
+}
+
+// finish writes what is buffered, closes every writer and returns the
+// files; on error it deletes them.
+func (d *distributor) finish() (written, error) {
+	var err error
+	for _, k := range slices.Clone(d.bufOrder) {
+		if err = d.flush(k, true); err != nil {
+			break
+		}
+	}
+	err = errors.Join(err, d.closeWaiting())
+	for _, s := range d.rr {
+		err = errors.Join(err, d.collect(s))
+	}
+	keys := make([]string, 0, len(d.slots))
+	for k := range d.slots {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		err = errors.Join(err, d.collect(d.slots[k]))
+	}
+	d.rr, d.slots = nil, map[string]*slot{}
+	if err == nil {
+		err = d.ctx.Err()
+	}
+	if err != nil {
+		d.abort()
+		if errors.Is(err, context.Canceled) {
+			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		}
+		return written{}, err
+	}
+	return d.out, nil
+}
+
+// abort stops every writer and deletes every file written.
+func (d *distributor) abort() {
+	paths := d.out.paths
+	for _, s := range d.rr {
+		paths = append(paths, s.w.Abort()...)
+	}
+	for _, s := range d.slots {
+		paths = append(paths, s.w.Abort()...)
+	}
+	for _, s := range d.closing {
+		paths = append(paths, s.w.Abort()...)
+	}
+	for _, b := range d.bufs {
+		releaseAll(b.recs)
+	}
+	d.rr, d.slots, d.closing, d.bufs, d.bufOrder = nil, map[string]*slot{}, nil, map[string]*pending{}, nil
+	d.out = written{}
+	d.w.deleteFiles(context.WithoutCancel(d.ctx), d.p, paths)
+}
+
+// compact returns part, or a copy of it when it is a small slice of a large
+// batch: a kept slice would pin the whole batch it came from (many
+// partitions would pin many batches). The caller releases the result.
+func compact(part arrow.RecordBatch, batchRows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if part.NumRows()*4 > batchRows {
+		part.Retain()
+		return part, nil
+	}
+	cols := make([]arrow.Array, part.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, col := range part.Columns() {
+		c, err := array.Concatenate([]arrow.Array{col}, mem)
+		if err != nil {
+			return nil, fmt.Errorf("%w: copying a partition: %v", errs.ErrInvalidArgument, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(part.Schema(), cols, part.NumRows()), nil
+}
