@@ -145,6 +145,99 @@ class Table:
 
         return upsert(self.identifier, df, join_cols)
 
+    def refs(self) -> dict[str, dict[str, Any]]:
+        """The table's branches and tags: name -> ``{"type": "branch" | "tag", "snapshot_id": int}``.
+
+        Example::
+
+            heads = {n: r["snapshot_id"] for n, r in ig.table("local.db.t").refs().items() if r["type"] == "branch"}
+        """
+        doc = _session.execute({"op": "refs", "table": self.identifier})
+        return dict(doc.get("refs") or {})
+
+    def create_branch(self, name: str, snapshot_id: int | None = None) -> dict[str, Any]:
+        """Create branch ``name`` at ``snapshot_id`` (default: main's head); it must not exist.
+
+        Write to it through the identifier ``<table>.branch_<name>``.
+
+        Example::
+
+            ig.table("local.db.t").create_branch("audit")
+            ig.writeTo(df, "local.db.t.branch_audit").append()
+        """
+        return self._ref_document("create_branch", ref=name, snapshot_id=snapshot_id)
+
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> dict[str, Any]:
+        """Create tag ``name`` at ``snapshot_id`` (default: main's head); read it as ``<table>.tag_<name>``.
+
+        Example::
+
+            ig.table("local.db.t").create_tag("2024-q1")
+        """
+        return self._ref_document("create_tag", ref=name, snapshot_id=snapshot_id)
+
+    def fast_forward(self, branch: str, to: str) -> dict[str, Any]:
+        """Move ``branch`` to the head of ref ``to``; ``branch``'s head must be an ancestor of it.
+
+        Example::
+
+            ig.table("local.db.t").fast_forward("main", "audit")
+        """
+        return self._ref_document("fast_forward", ref=branch, to=to)
+
+    def remove_branch(self, name: str) -> dict[str, Any]:
+        """Remove branch ``name`` (not ``main``).
+
+        Example::
+
+            ig.table("local.db.t").remove_branch("audit")
+        """
+        return self._ref_document("remove_branch", ref=name)
+
+    def remove_tag(self, name: str) -> dict[str, Any]:
+        """Remove tag ``name``.
+
+        Example::
+
+            ig.table("local.db.t").remove_tag("2024-q1")
+        """
+        return self._ref_document("remove_tag", ref=name)
+
+    def cherrypick(self, snapshot_id: int) -> WriteResult:
+        """Apply snapshot ``snapshot_id`` (typically a staged WAP write) onto main, as Iceberg's cherrypick.
+
+        A snapshot whose parent is main's head is fast-forwarded to; another
+        append is re-committed with summary ``source-snapshot-id`` (and
+        ``published-wap-id``). The result describes main's new head.
+
+        Example::
+
+            staged = [s for s in ig.table("local.db.t").snapshots() if "wap.id" in s["summary"]]
+            ig.table("local.db.t").cherrypick(staged[-1]["snapshot_id"])
+        """
+        return WriteResult.from_document(_session.execute({"op": "cherrypick", "table": self.identifier, "snapshot_id": int(snapshot_id)}))
+
+    def publish(self, wap_id: str) -> WriteResult:
+        """Cherry-pick the staged snapshot written with session ``wap.id`` = ``wap_id`` (Spark's publish_changes).
+
+        Example::
+
+            ig.configure(conf={"wap.id": "job-42"})   # with write.wap.enabled=true on the table
+            ig.writeTo(df, "local.db.t").append()     # staged, main unchanged
+            ig.table("local.db.t").publish("job-42")  # now on main
+        """
+        return WriteResult.from_document(_session.execute({"op": "publish", "table": self.identifier, "wap_id": str(wap_id)}))
+
+    def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
+        if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):
+            raise TypeError(f"{op}() takes ref names as str")
+        doc: dict[str, Any] = {"op": op, "table": self.identifier, "ref": ref}
+        if to is not None:
+            doc["to"] = to
+        if snapshot_id is not None:
+            doc["snapshot_id"] = int(snapshot_id)
+        return _session.execute(doc)
+
     def _row_document(self, op: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
         doc: dict[str, Any] = {"op": op, "table": self.identifier}
         if options:

@@ -45,7 +45,7 @@ type scope struct {
 	rewritten map[string]bool
 }
 
-// validateIsolation checks the snapshots committed on main after from (the
+// validateIsolation checks the snapshots committed on the target branch after from (the
 // snapshot the operation started from, or validate-from-snapshot-id) for
 // changes that conflict with sc at level. A conflict is final: retrying
 // cannot resolve it.
@@ -59,10 +59,10 @@ func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *ta
 		fromID = &from.SnapshotID
 	}
 	var concurrent []*table.Snapshot
-	for cur := m.SnapshotByName(table.MainBranch); ; {
+	for cur := w.head(m); ; {
 		if cur == nil {
 			if fromID != nil {
-				return commit.Final(fmt.Errorf("%w: snapshot %d that the operation started from is no longer an ancestor of main", errs.ErrCommitConflict, *fromID))
+				return commit.Final(fmt.Errorf("%w: snapshot %d that the operation started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, *fromID, w.branchName()))
 			}
 			break
 		}

@@ -117,7 +117,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		return nil, err
 	}
 	defer m.source.Release()
-	start := t.Metadata().SnapshotByName(table.MainBranch)
+	start := w.head(t.Metadata())
 	if mode == modeMergeOnRead {
 		return m.mergeOnRead(ctx, t, start, level)
 	}

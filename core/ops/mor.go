@@ -55,7 +55,7 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 	if t.Metadata().Version() < 2 {
 		return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.id, t.Metadata().Version())
 	}
-	first := t.Metadata().SnapshotByName(table.MainBranch)
+	first := w.head(t.Metadata())
 	if first == nil {
 		return w.result(t, written{}, false), nil
 	}

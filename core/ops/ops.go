@@ -82,7 +82,17 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if err != nil {
 		return nil, err
 	}
+	base, sel, err := resolveRef(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	if id, sel, err = checkRefUse(ctx, cat, req.Op, id, base, sel); err != nil {
+		return nil, err
+	}
 	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
+	if isRefOp(req.Op) {
+		return runRefOp(ctx, cat, id, req)
+	}
 	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
 		if input == nil && request.IsWrite(req.Op) {
 			return nil, fmt.Errorf("%w: %s needs input data", errs.ErrInvalidArgument, req.Op)
@@ -91,6 +101,9 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 			return nil, fmt.Errorf("%w: %s takes no input data", errs.ErrInvalidArgument, req.Op)
 		}
 		w := &writer{sess: s, cat: cat, id: id, ident: ident, req: req, input: input, prog: prog, start: time.Now()}
+		if sel.kind == "branch" {
+			w.target = target{branch: sel.name, explicit: true}
+		}
 		return w.run(ctx)
 	}
 	switch req.Op {

@@ -111,7 +111,7 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *table.Snapshot, level string, input written) (*Result, error) {
 	w, p, op, f := fl.w, fl.p, fl.op, fl.filter
 	// delete and update change the rows of the snapshot they start from.
-	first := t.Metadata().SnapshotByName(table.MainBranch)
+	first := w.head(t.Metadata())
 	retry, err := commit.RetryFromProperties(p.props)
 	if err == nil {
 		// Read and rewrite before committing; attempts reuse the rewrites.
@@ -135,7 +135,7 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 			// the rows they read.
 			at := first
 			if op == request.OpOverwrite {
-				at = head.Metadata().SnapshotByName(table.MainBranch)
+				at = w.head(head.Metadata())
 			}
 			c, err := fl.plan(ctx, head, at)
 			if err != nil {

@@ -64,7 +64,7 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	// Delete files scoped to a removed data file (deletion vectors, and
 	// position delete files with a referenced data file) go with it, as in
 	// Java; they would otherwise stay live, pointing at nothing.
-	dangling, err := deletesOnlyFor(ctx, st.table, c.remove)
+	dangling, err := deletesOnlyFor(ctx, st.table, w.head(base), c.remove)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,10 +87,10 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 	})
 }
 
-// deletesOnlyFor returns the live delete files of t scoped to one of files
-// (a referenced data file: deletion vectors and file-scoped position
-// deletes).
-func deletesOnlyFor(ctx context.Context, t *table.Table, files []iceberg.DataFile) ([]iceberg.DataFile, error) {
+// deletesOnlyFor returns the live delete files of t's snapshot head scoped
+// to one of files (a referenced data file: deletion vectors and file-scoped
+// position deletes).
+func deletesOnlyFor(ctx context.Context, t *table.Table, head *table.Snapshot, files []iceberg.DataFile) ([]iceberg.DataFile, error) {
 	if t.Metadata().Version() < 2 || len(files) == 0 {
 		return nil, nil
 	}
@@ -103,7 +103,7 @@ func deletesOnlyFor(ctx context.Context, t *table.Table, files []iceberg.DataFil
 		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
 	}
 	var out []iceberg.DataFile
-	err = liveFiles(fs, t.Metadata().SnapshotByName(table.MainBranch), func(df iceberg.DataFile) error {
+	err = liveFiles(fs, head, func(df iceberg.DataFile) error {
 		if df.ContentType() != iceberg.EntryContentPosDeletes {
 			return nil
 		}
@@ -344,7 +344,7 @@ func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, s
 				return change{}, err
 			}
 			c := change{add: wr, force: table.OpOverwrite, props: map[string]string{"replace-partitions": "true"}}
-			err = liveFiles(fs, t.Metadata().SnapshotByName(table.MainBranch), func(df iceberg.DataFile) error {
+			err = liveFiles(fs, w.head(t.Metadata()), func(df iceberg.DataFile) error {
 				if df.ContentType() == iceberg.EntryContentData && inScope(df) {
 					c.remove = append(c.remove, df)
 				}

@@ -20,11 +20,18 @@ import (
 // with buffers from mem (the C ABI passes the C allocator so that exported
 // buffers never live in Go memory).
 func Read(ctx context.Context, s *session.Session, req *request.Request, mem memory.Allocator) (array.RecordReader, error) {
-	t, err := ops.LoadTable(ctx, s, req.Table)
+	t, refSnap, err := ops.LoadRef(ctx, s, req.Table)
 	if err != nil {
 		return nil, err
 	}
 	var opts []table.ScanOption
+	if refSnap != nil {
+		// db.t.branch_x / db.t.tag_x: the ref's snapshot.
+		if req.SnapshotID != nil {
+			return nil, fmt.Errorf("%w: %s names a branch or tag; it cannot be read at snapshot_id too", errs.ErrInvalidArgument, req.Table)
+		}
+		opts = append(opts, table.WithSnapshotID(*refSnap))
+	}
 	if req.SnapshotID != nil {
 		if t.Metadata().SnapshotByID(*req.SnapshotID) == nil {
 			return nil, fmt.Errorf("%w: table %s has no snapshot %d", errs.ErrInvalidArgument, req.Table, *req.SnapshotID)
