@@ -260,7 +260,7 @@ func (s *Sorter) OrderID() int { return s.order.OrderID() }
 // Sort returns the rows of recs (one schema) as one batch in the sort
 // order; ties keep their input order. The caller releases the result.
 func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	rec, err := concat(recs, mem)
+	rec, err := Concat(recs, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +317,9 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 	return out.(*compute.RecordDatum).Value, nil
 }
 
-// concat joins recs into one batch (retaining a single batch).
-func concat(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+// Concat joins recs (one schema) into one batch; a single batch is
+// returned retained. The caller releases the result.
+func Concat(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: nothing to sort", errs.ErrInvalidArgument)
 	}

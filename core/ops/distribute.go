@@ -47,7 +47,11 @@ type pending struct {
 //     queued or in row groups (the largest row group is written out);
 //   - sorted tables buffer each partition's rows, and write a buffer sorted
 //     into files of its own when the buffers outgrow MaxBufferedBytes (the
-//     largest, or with range distribution all of them) and at the end.
+//     largest, or with range distribution all of them) and at the end;
+//   - a partitioned table written with distribution none and fanout off is
+//     clustered as Spark clusters one task's rows: rows are buffered up to
+//     MaxBufferedBytes, then every partition is written out to files of
+//     its own.
 type distributor struct {
 	w     *writer
 	p     *plan
@@ -161,7 +165,7 @@ func (d *distributor) add(c arrow.RecordBatch) error {
 		return err
 	}
 	for _, part := range parts {
-		if d.p.sorter != nil {
+		if d.buffering() {
 			err = d.buffer(part, c.NumRows())
 		} else {
 			err = d.stream(part, c.NumRows())
@@ -170,10 +174,21 @@ func (d *distributor) add(c arrow.RecordBatch) error {
 			return err
 		}
 	}
-	if d.p.sorter == nil {
+	if !d.buffering() {
 		return d.limitBuffered()
 	}
 	return nil
+}
+
+// buffering reports whether rows wait in per-partition buffers (sorted or
+// clustered) rather than stream to open writers.
+func (d *distributor) buffering() bool {
+	return d.p.sorter != nil || d.clustered()
+}
+
+// clustered is Spark's writer without fanout under distribution none.
+func (d *distributor) clustered() bool {
+	return d.p.layout.Mode == layout.None && !d.p.layout.Fanout && !d.p.spec.IsUnpartitioned()
 }
 
 // newSlot opens a rolling writer for a partition.
@@ -263,7 +278,7 @@ func (d *distributor) buffer(part transform.Partition, batchRows int64) error {
 	b.bytes += n
 	d.buffered += n
 	for d.buffered > d.p.layout.MaxBufferedBytes && len(d.bufs) > 0 {
-		if d.p.layout.Mode == layout.Range {
+		if d.p.layout.Mode == layout.Range || d.clustered() {
 			// Range: everything buffered goes out together, so files
 			// written at one time hold disjoint key ranges.
 			for _, k := range slices.Clone(d.bufOrder) {
@@ -295,7 +310,13 @@ func (d *distributor) flush(key string, final bool) error {
 	delete(d.bufs, key)
 	d.bufOrder = slices.DeleteFunc(d.bufOrder, func(k string) bool { return k == key })
 	d.buffered -= b.bytes
-	sorted, err := d.p.sorter.Sort(d.ctx, b.recs, d.mem)
+	var sorted arrow.RecordBatch
+	var err error
+	if d.p.sorter != nil {
+		sorted, err = d.p.sorter.Sort(d.ctx, b.recs, d.mem)
+	} else {
+		sorted, err = layout.Concat(b.recs, d.mem)
+	}
 	releaseAll(b.recs)
 	if err != nil {
 		return err

@@ -89,6 +89,7 @@ def main(d: str) -> int:
     check(total == TOTAL_ROWS, f"data files hold {total} rows")
 
     check_row_level(cat)
+    check_layout_and_branch(cat)
 
     print(f"pyiceberg: {'0 failed' if not failures else f'{len(failures)} failed'}")
     return 0 if not failures else 1
@@ -116,6 +117,26 @@ def check_row_level(cat: SqlCatalog) -> None:
     check(last["spark.merge-into.num-target-rows-matched-deleted"] == str(matched), f"merge summary {last}")
     check(last["spark.merge-into.num-target-rows-inserted"] == str(20 - matched), f"merge summary {last}")
     check(t.snapshots()[1].summary["replace-partitions"] == "true", "overwritePartitions lacks replace-partitions")
+
+
+def check_layout_and_branch(cat: SqlCatalog) -> None:
+    """t4: rows 0..89 sorted by id DESC; branch b adds rows 100..109; t5 was never created."""
+    import pyarrow.parquet as pq
+
+    t = cat.load_table("db.t4")
+    order = t.sort_order()
+    check(len(order.fields) == 1 and order.fields[0].direction.name == "DESC", f"t4 sort order {order}")
+    files = t.inspect.files()
+    check(set(files.column("sort_order_id").to_pylist()) == {order.order_id}, "t4 files lack the sort order id")
+    for path in files.column("file_path").to_pylist():
+        ids = pq.read_table(path.removeprefix("file://")).column("id").to_pylist()
+        check(ids == sorted(ids, reverse=True), f"{path} is not sorted by id DESC")
+    got = t.scan().to_arrow().column("id").to_pylist()
+    check(sorted(got) == list(range(90)), "t4 main rows")
+    b = t.metadata.snapshot_by_name("b")
+    got = t.scan(snapshot_id=b.snapshot_id).to_arrow().column("id").to_pylist()
+    check(sorted(got) == list(range(90)) + list(range(100, 110)), "t4 branch b rows")
+    check(not cat.table_exists("db.t5"), "t5 was created by a failed write")
 
 
 if __name__ == "__main__":

@@ -597,6 +597,37 @@ int main(int argc, char **argv) {
   CHECK(st == PIG_STATUS_INVALID_ARGUMENT, "bad merge clause returned %d", st);
   CHECK(released == 1, "bad merge: stream released %d times", released);
   drop_error(&err);
+  /* Layout and branches through the request document: t4 is created sorted by id DESC
+   * with range distribution, a branch b is created and appended to; check_pyiceberg.py
+   * checks the sort order, each file's sort_order_id and order, and main vs branch b. */
+  make_stream(&in, 0, 30, 3, 0, &released);
+  st = execute(session,
+               "{\"op\":\"create\",\"table\":\"local.db.t4\",\"sort_order\":[\"id DESC\"],"
+               "\"options\":{\"distribution-mode\":\"range\"}}",
+               &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "create sorted t4: %s", err.message ? err.message : "");
+  pig_free(result);
+  drop_error(&err);
+  st = execute(session, "{\"op\":\"create_branch\",\"table\":\"local.db.t4\",\"ref\":\"b\"}", NULL, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "create_branch: %s", err.message ? err.message : "");
+  pig_free(result);
+  drop_error(&err);
+  make_stream(&in, 100, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"append\",\"table\":\"local.db.t4.branch_b\"}", &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "append to branch: %s", err.message ? err.message : "");
+  pig_free(result);
+  drop_error(&err);
+  make_stream(&in, 0, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"append\",\"table\":\"local.db.t4.branch_nope\"}", &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_VALIDATION, "append to a missing branch returned %d", st);
+  drop_error(&err);
+  make_stream(&in, 0, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"create\",\"table\":\"local.db.t5\",\"sort_order\":[\"nope\"]}", &in, 0, &result,
+               &err);
+  CHECK(st == PIG_STATUS_VALIDATION, "sort on a missing column returned %d", st);
+  CHECK(err.message != NULL && strstr(err.message, "nope") != NULL, "message does not name the column: %s",
+        err.message ? err.message : "(null)");
+  drop_error(&err);
   /* delete takes no input stream. */
   make_stream(&in, 0, 10, 1, 0, &released);
   st = execute(session, "{\"op\":\"delete\",\"table\":\"local.db.t3\",\"filter\":\"true\"}", &in, 0, &result, &err);

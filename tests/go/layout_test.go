@@ -346,3 +346,31 @@ func TestStreamingIntoManyPartitionsHasBoundedMemory(t *testing.T) {
 		t.Errorf("peak heap grew with the input: %d MB for 3x the data of a %d MB run", large>>20, small>>20)
 	}
 }
+
+func TestNoneWithoutFanoutClustersLikeSparkTasks(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	part := []request.PartitionField{{Transform: "identity", Column: "cat"}}
+	opts := map[string]string{"distribution-mode": "none", "max-buffered-bytes": "100000"}
+	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "db.clustered", PartitionBy: part, Options: opts}, rowsReader(t, 0, 500, 20))
+	clustered := headDataFiles(t, loadTable(t, s, "db.clustered"))
+	opts["fanout-enabled"] = "true"
+	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "db.fanout", PartitionBy: part, Options: opts}, rowsReader(t, 0, 500, 20))
+	fanout := headDataFiles(t, loadTable(t, s, "db.fanout"))
+	if len(fanout) != 3 {
+		t.Errorf("fanout: %d files, want one per partition (3)", len(fanout))
+	}
+	// Each buffer-full of rows is written out partition by partition.
+	if len(clustered) <= 3 || len(clustered)%3 != 0 {
+		t.Errorf("clustered: %d files, want 3 per buffer flush", len(clustered))
+	}
+	for _, df := range clustered {
+		rows := fileRows(t, df.FilePath())
+		for _, r := range rows {
+			if r.Cat != rows[0].Cat {
+				t.Fatalf("%s mixes partitions", df.FilePath())
+			}
+		}
+	}
+	equalRows(t, readRows(t, s, "db.clustered", nil), expectRows([2]int64{0, 10000}))
+}
