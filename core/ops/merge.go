@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -517,10 +518,8 @@ func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
 	added := false
 	for _, f := range src.Fields() {
 		if i := topLevelIndex(p.schema, f.Name); i >= 0 {
-			// Spark widens a column to the source's type by the allowed
-			// promotions (int->long, float->double, decimal precision).
-			if wider, ok := promotion(fields[i].Type, f.Type); ok {
-				fields[i].Type = wider
+			if merged, changed := mergeType(fields[i].Type, f.Type, &next); changed {
+				fields[i].Type = merged
 				added = true
 			}
 			continue
@@ -562,6 +561,64 @@ func promotion(from, to iceberg.Type) (iceberg.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// mergeType is the table type t with what the source type src adds:
+// nested struct fields the table lacks (new ids from *next, optional),
+// recursively through structs, list elements and map values, and Spark's
+// allowed widenings (int->long, float->double, decimal precision).
+// Anything else is left for the write to reject when it casts.
+func mergeType(t, src iceberg.Type, next *int) (iceberg.Type, bool) {
+	switch tt := t.(type) {
+	case *iceberg.StructType:
+		st, ok := src.(*iceberg.StructType)
+		if !ok {
+			return t, false
+		}
+		fields := append([]iceberg.NestedField{}, tt.FieldList...)
+		changed := false
+		for _, sf := range st.FieldList {
+			i := slices.IndexFunc(fields, func(f iceberg.NestedField) bool { return strings.EqualFold(f.Name, sf.Name) })
+			if i >= 0 {
+				if m, ok := mergeType(fields[i].Type, sf.Type, next); ok {
+					fields[i].Type, changed = m, true
+				}
+				continue
+			}
+			nf := iceberg.NestedField{ID: *next, Name: sf.Name, Type: sf.Type, Doc: sf.Doc}
+			*next++
+			nf.Type = renumber(nf.Type, next)
+			fields = append(fields, nf)
+			changed = true
+		}
+		if !changed {
+			return t, false
+		}
+		return &iceberg.StructType{FieldList: fields}, true
+	case *iceberg.ListType:
+		sl, ok := src.(*iceberg.ListType)
+		if !ok {
+			return t, false
+		}
+		if m, ok := mergeType(tt.Element, sl.Element, next); ok {
+			out := *tt
+			out.Element = m
+			return &out, true
+		}
+		return t, false
+	case *iceberg.MapType:
+		sm, ok := src.(*iceberg.MapType)
+		if !ok {
+			return t, false
+		}
+		if m, ok := mergeType(tt.ValueType, sm.ValueType, next); ok {
+			out := *tt
+			out.ValueType = m
+			return &out, true
+		}
+		return t, false
+	}
+	return promotion(t, src)
 }
 
 // renumber gives the fields inside t new ids from *next (nested fields of
@@ -1101,10 +1158,7 @@ func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	// Columns schema evolution widened are cast (int -> long, ...).
 	for i, c := range cols {
 		if want := m.target.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) && i < m.tableCols {
-			if _, nested := want.(arrow.NestedType); nested {
-				continue
-			}
-			wide, err := compute.CastToType(context.Background(), c, want)
+			wide, err := widenTo(c, want, memory.DefaultAllocator)
 			if err != nil {
 				releaseArrays(nulls)
 				return nil, fmt.Errorf("%w: widening column %q: %v", errs.ErrValidation, m.target.Field(i).Name, err)

@@ -194,3 +194,28 @@ def test_merge_schema_adds_and_widens_in_the_data_commit(pyiceberg_catalog: Any)
     ig.writeTo(first, "db.strict").create()
     with pytest.raises(ig.InvalidArgumentError, match="accept-any-schema"):
         ig.writeTo(more, "db.strict").option("mergeSchema", "true").append()
+
+
+def test_merge_schema_adds_nested_fields(pyiceberg_catalog: Any) -> None:
+    a = pa.struct([("a", pa.int32())])
+    ab = pa.struct([("a", pa.int64()), ("b", pa.string())])
+    first = pa.table({"id": pa.array([1], pa.int64()), "s": pa.array([{"a": 1}], a), "l": pa.array([[{"a": 1}]], pa.list_(a))})
+    ig.writeTo(first, "db.nested").tableProperty("write.spark.accept-any-schema", "true").create()
+    more = pa.table(
+        {
+            "id": pa.array([2], pa.int64()),
+            "s": pa.array([{"a": 2**40, "b": "x"}], ab),
+            "l": pa.array([[{"a": 2, "b": "y"}, None]], pa.list_(ab)),
+        }
+    )
+    ig.writeTo(more, "db.nested").option("mergeSchema", "true").append()
+    tbl = pyiceberg_catalog.load_table("db.nested")
+    s = tbl.schema().find_field("s").field_type
+    assert [(f.name, str(f.field_type)) for f in s.fields] == [("a", "long"), ("b", "string")]
+    elem = tbl.schema().find_field("l").field_type.element_field.field_type
+    assert [f.name for f in elem.fields] == ["a", "b"]
+    ids = [f.field_id for f in tbl.schema().fields] + [f.field_id for f in s.fields] + [f.field_id for f in elem.fields]
+    assert len(ids) == len(set(ids)), f"field ids must be unique: {ids}"
+    got = tbl.scan().to_arrow().sort_by("id").to_pylist()
+    assert got[0]["s"] == {"a": 1, "b": None} and got[1]["s"] == {"a": 2**40, "b": "x"}
+    assert got[0]["l"] == [{"a": 1, "b": None}] and got[1]["l"] == [{"a": 2, "b": "y"}, None]
