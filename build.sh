@@ -4,12 +4,16 @@
 #   ./build.sh            library + package copy
 #   ./build.sh wheel      also the platform wheel into wheels/
 #   CGOCHECK2=1 ./build.sh  a debug build with GOEXPERIMENT=cgocheck2
+#   PIG_TAGS="pyiceberg_gcs pyiceberg_azure" ./build.sh  also link GCS (gs://) and
+#                           Azure (abfs://, wasb://) storage; the default build has
+#                           local files and S3 only, which keeps the library small
 set -euo pipefail
 cd "$(dirname "$0")"
 out=build
 mkdir -p "$out" pyiceberg_go/_lib
 
 flags=(-buildmode=c-shared -trimpath)
+if [ -n "${PIG_TAGS:-}" ]; then flags+=(-tags "$PIG_TAGS"); fi
 ldflags="-extldflags -Wl,--version-script=$PWD/capi/exports.map"
 if [ "${CGOCHECK2:-0}" = 1 ]; then
   export GOEXPERIMENT=cgocheck2
@@ -43,7 +47,7 @@ fi
 # The newest glibc symbol version the library needs decides the wheel tag.
 glibc=$(objdump -T "$lib" | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sed 's/GLIBC_//' | sort -t. -k1,1n -k2,2n | tail -1)
 echo "$glibc" > "$out/glibc-version"
-echo "built $lib ($(du -h "$lib" | cut -f1), needs glibc $glibc)" >&2
+echo "built $lib ($(du -h "$lib" | cut -f1), $(stat -c %s "$lib") bytes, tags: ${PIG_TAGS:-none}, needs glibc $glibc)" >&2
 
 if [ "${CGOCHECK2:-0}" = 1 ]; then exit 0; fi
 cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so.tmp
@@ -61,4 +65,5 @@ if [ "${1:-}" = wheel ]; then
   rm -f wheels/pyiceberg_go-*.whl
   mv "$out"/wheel/pyiceberg_go-*"$tag".whl wheels/
   ls -l wheels/*.whl >&2
+  echo "wheel size: $(stat -c %s wheels/pyiceberg_go-*.whl) bytes" >&2
 fi

@@ -17,3 +17,4 @@ if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
 fi
 ./build.sh
 bash .ci/spark.sh >/dev/null
+bash .ci/rest.sh setup >/dev/null && bash .ci/s3.sh setup >/dev/null  # REST catalog server and versitygw for tests/py/test_catalogs.py (install/cache only)

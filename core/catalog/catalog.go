@@ -1,6 +1,7 @@
 // Package catalog opens the catalogs a session names: the embedded SQLite
 // catalog (the default, shared with PyIceberg's SqlCatalog through the Java
-// JDBC table layout) and the directory ("hadoop") catalog.
+// JDBC table layout), the directory ("hadoop") catalog and the Iceberg REST
+// catalog, and the FileIO of their tables (local files and S3).
 package catalog
 
 import (
@@ -52,13 +53,19 @@ func Open(ctx context.Context, name string, props map[string]string) (*Catalog, 
 	for k, v := range props {
 		p[k] = v
 	}
+	red := newRedactor(p)
+	if err := normalizeProps(p); err != nil {
+		return nil, fmt.Errorf("catalog %q: %w", name, err)
+	}
 	typ := strings.ToLower(p["type"])
 	if typ == "" {
 		typ = inferType(p["uri"])
 	}
 	switch typ {
+	case "rest":
+		return openREST(ctx, name, p, red)
 	case "sql":
-		return openSQL(ctx, name, p)
+		return openSQL(ctx, name, p, red)
 	case "hadoop", "directory":
 		wh := p["warehouse"]
 		if wh == "" {
@@ -71,11 +78,11 @@ func Open(ctx context.Context, name string, props map[string]string) (*Catalog, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrInvalidArgument, name, err)
 		}
-		return &Catalog{Catalog: c, Name: name, Props: p}, nil
+		return &Catalog{Catalog: &typedCatalog{Catalog: c, red: red}, Name: name, Props: p}, nil
 	case "":
 		return nil, fmt.Errorf("%w: catalog %q has no type and no uri", errs.ErrInvalidArgument, name)
 	default:
-		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, hadoop)", errs.ErrNotSupported, name, typ)
+		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, rest, hadoop)", errs.ErrNotSupported, name, typ)
 	}
 }
 
@@ -93,7 +100,7 @@ func inferType(uri string) string {
 
 // openSQL opens a SQLite catalog from a SQLAlchemy-style uri
 // (sqlite:////abs/path.db), as PyIceberg's SqlCatalog takes it.
-func openSQL(ctx context.Context, name string, p iceberg.Properties) (*Catalog, error) {
+func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redactor) (*Catalog, error) {
 	uri := p["uri"]
 	path, ok := sqlitePath(uri)
 	if !ok {
@@ -132,7 +139,7 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties) (*Catalog, 
 		db.Close()
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
-	return &Catalog{Catalog: c, Name: name, Props: p, close: db.Close}, nil
+	return &Catalog{Catalog: &typedCatalog{Catalog: c, red: red}, Name: name, Props: p, close: db.Close}, nil
 }
 
 func isBusy(err error) bool {

@@ -558,17 +558,7 @@ func existingField(t *table.Table, sourceID int, tr iceberg.Transform) (iceberg.
 
 // fileIO returns the table's write FileIO.
 func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, error) {
-	props := maps.Clone(map[string]string(w.cat.Props))
-	maps.Copy(props, p.props)
-	fs, err := icebergio.LoadFS(ctx, props, p.location)
-	if err != nil {
-		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, p.location, err)
-	}
-	wfs, ok := fs.(icebergio.WriteFileIO)
-	if !ok {
-		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, p.location)
-	}
-	return wfs, nil
+	return w.cat.WriteFS(ctx, p.props, p.location)
 }
 
 func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (iceberg.DataFile, error) {

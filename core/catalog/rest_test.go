@@ -1,0 +1,224 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// fakeREST is a minimal REST catalog: config, namespace HEAD, create
+// (staged or not) and commit, answering commits with commitStatus.
+type fakeREST struct {
+	t            *testing.T
+	mu           sync.Mutex
+	commitStatus int
+	requests     []string
+	createBodies []map[string]any
+	commitBodies []map[string]any
+	headers      []http.Header
+	meta         table.Metadata
+}
+
+func (f *fakeREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+	f.headers = append(f.headers, r.Header.Clone())
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case r.URL.Path == "/v1/config":
+		_, _ = w.Write([]byte(`{"defaults":{},"overrides":{}}`))
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/ns/tables"):
+		var doc map[string]any
+		_ = json.Unmarshal(body, &doc)
+		f.createBodies = append(f.createBodies, doc)
+		sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+		md, err := table.NewMetadataWithUUID(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "/tmp/wh/ns.db/t", nil, uuid.New())
+		if err != nil {
+			f.t.Error(err)
+		}
+		f.meta = md
+		writeLoad(w, md)
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/ns/tables/t"):
+		var doc map[string]any
+		_ = json.Unmarshal(body, &doc)
+		f.commitBodies = append(f.commitBodies, doc)
+		if f.commitStatus != http.StatusOK {
+			w.WriteHeader(f.commitStatus)
+			_, _ = w.Write([]byte(`{"error":{"message":"nope","type":"CommitFailedException","code":409}}`))
+			return
+		}
+		writeLoad(w, f.meta)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"message":"not found","type":"NoSuchTableException","code":404}}`))
+	}
+}
+
+func writeLoad(w http.ResponseWriter, md table.Metadata) {
+	raw, _ := json.Marshal(md)
+	_ = json.NewEncoder(w).Encode(map[string]any{"metadata-location": "/tmp/wh/ns.db/t/metadata/00000.metadata.json", "metadata": json.RawMessage(raw)})
+}
+
+func openFake(t *testing.T, f *fakeREST, extra map[string]string) *Catalog {
+	t.Helper()
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	props := map[string]string{"type": "rest", "uri": srv.URL, "warehouse": "/tmp/wh"}
+	for k, v := range extra {
+		props[k] = v
+	}
+	c, err := Open(context.Background(), "r", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// createUpdates are the updates a create-by-commit carries, as core/ops
+// builds them: uuid, format version, schema, removal of the placeholder
+// schema, spec, sort order, location, properties.
+func createUpdates() []table.Update {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
+	return []table.Update{
+		table.NewAssignUUIDUpdate(uuid.New()),
+		table.NewUpgradeFormatVersionUpdate(2),
+		table.NewAddSchemaUpdate(sc),
+		table.NewSetCurrentSchemaUpdate(-1),
+		table.NewRemoveSchemasUpdate([]int{0}),
+		table.NewAddPartitionSpecUpdate(iceberg.UnpartitionedSpec, true),
+		table.NewSetDefaultSpecUpdate(-1),
+		table.NewAddSortOrderUpdate(&table.UnsortedSortOrder),
+		table.NewSetDefaultSortOrderUpdate(-1),
+		table.NewSetLocationUpdate("/tmp/wh/ns.db/t"),
+		table.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"}),
+	}
+}
+
+func TestCreateByCommitIsAStagedCreate(t *testing.T) {
+	f := &fakeREST{t: t, commitStatus: http.StatusOK}
+	c := openFake(t, f, map[string]string{"header.X-Trace": "abc"})
+	_, _, err := c.CommitTable(context.Background(), table.Identifier{"ns", "t"}, []table.Requirement{table.AssertCreate()}, createUpdates())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.createBodies) != 1 || f.createBodies[0]["stage-create"] != true {
+		t.Fatalf("want one stage-create request, got %v", f.createBodies)
+	}
+	if got := f.createBodies[0]["location"]; got != "/tmp/wh/ns.db/t" {
+		t.Errorf("staged location %v", got)
+	}
+	props, _ := f.createBodies[0]["properties"].(map[string]any)
+	if props["k"] != "v" || props["format-version"] != "2" {
+		t.Errorf("staged properties %v", props)
+	}
+	if len(f.commitBodies) != 1 {
+		t.Fatalf("want one commit, got %d", len(f.commitBodies))
+	}
+	reqs, _ := json.Marshal(f.commitBodies[0]["requirements"])
+	if !strings.Contains(string(reqs), `"assert-create"`) {
+		t.Errorf("commit requirements %s", reqs)
+	}
+	ups, _ := json.Marshal(f.commitBodies[0]["updates"])
+	if strings.Contains(string(ups), "remove-schemas") {
+		t.Errorf("the placeholder schema removal must not reach the server: %s", ups)
+	}
+	for _, h := range f.headers {
+		if h.Get("X-Trace") != "abc" {
+			t.Errorf("custom header missing: %v", h)
+		}
+	}
+}
+
+func TestCommitErrorsAreTyped(t *testing.T) {
+	ident := table.Identifier{"ns", "t"}
+	reqs := []table.Requirement{table.AssertTableUUID(uuid.New())}
+	for _, tc := range []struct {
+		status int
+		kind   error
+	}{
+		{http.StatusConflict, errs.ErrCommitConflict},
+		{http.StatusInternalServerError, errs.ErrCommitStateUnknown},
+		{http.StatusBadGateway, errs.ErrCommitStateUnknown},
+		{http.StatusUnauthorized, errs.ErrInvalidArgument},
+	} {
+		f := &fakeREST{t: t, commitStatus: tc.status}
+		c := openFake(t, f, nil)
+		_, _, err := c.CommitTable(context.Background(), ident, reqs, nil)
+		if !errors.Is(err, tc.kind) {
+			t.Errorf("status %d: got %v, want %v", tc.status, err, tc.kind)
+		}
+		if conflict := commit.IsConflict(err); conflict != (tc.status == http.StatusConflict) {
+			t.Errorf("status %d: commit.IsConflict=%v", tc.status, conflict)
+		}
+	}
+}
+
+func TestServerGoneIsIOErrorWithoutSecrets(t *testing.T) {
+	f := &fakeREST{t: t, commitStatus: http.StatusOK}
+	srv := httptest.NewServer(f)
+	props := map[string]string{"type": "rest", "uri": srv.URL, "token": "tok-very-secret-123", "s3.secret-access-key": "sk-hush-456"}
+	c, err := Open(context.Background(), "r", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	srv.Close()
+	_, err = c.LoadTable(context.Background(), table.Identifier{"ns", "t"})
+	if !errors.Is(err, errs.ErrIO) {
+		t.Fatalf("got %v, want an i/o error", err)
+	}
+	var oe *net.OpError
+	if !errors.As(err, &oe) {
+		t.Errorf("the cause is lost: %v", err)
+	}
+	// A refused connection never reached the server: the commit surely did not happen.
+	_, _, err = c.CommitTable(context.Background(), table.Identifier{"ns", "t"}, nil, nil)
+	if !errors.Is(err, errs.ErrIO) || errors.Is(err, errs.ErrCommitStateUnknown) {
+		t.Fatalf("commit to a stopped server: %v", err)
+	}
+	// Opening fails typed, and the token given does not show.
+	props["uri"] = srv.URL
+	_, err = Open(context.Background(), "r", props)
+	if !errors.Is(err, errs.ErrIO) {
+		t.Fatalf("open against a stopped server: %v", err)
+	}
+	for _, s := range []string{"tok-very-secret-123", "sk-hush-456"} {
+		if strings.Contains(err.Error(), s) || strings.Contains(Redact("x "+s), s) {
+			t.Errorf("secret %q not scrubbed: %v", s, err)
+		}
+	}
+}
+
+func TestOpenRejectsBadRESTConfig(t *testing.T) {
+	for _, props := range []map[string]string{
+		{"type": "rest", "uri": "ftp://x"},
+		{"type": "rest", "uri": "http://user:pw-secret@127.0.0.1:1"},
+		{"type": "rest", "uri": "http://127.0.0.1:1", "oauth2-server-uri": "no-scheme"},
+		{"type": "rest", "uri": "http://127.0.0.1:1", "s3.path-style-access": "maybe"},
+	} {
+		_, err := Open(context.Background(), "r", props)
+		if !errors.Is(err, errs.ErrInvalidArgument) {
+			t.Errorf("%v: got %v, want invalid argument", props, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "pw-secret") {
+			t.Errorf("password in the uri leaked: %v", err)
+		}
+	}
+}

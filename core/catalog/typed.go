@@ -1,0 +1,75 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// typedCatalog is a SQL or directory catalog whose storage errors are typed
+// errs.ErrIO and scrubbed of secrets. Other errors keep their message (the
+// commit loop reads "requirement failed" in it) with secrets removed.
+type typedCatalog struct {
+	icecat.Catalog
+	red *redactor
+}
+
+func (c *typedCatalog) fail(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var kind error
+	if isStorageErr(err) {
+		kind = errs.ErrIO
+	}
+	return c.red.wrap(what, kind, err)
+}
+
+// isStorageErr reports whether err came from reading or writing files
+// (local or object storage) rather than from the catalog's own checks.
+func isStorageErr(err error) bool {
+	if errs.StatusOf(err) != errs.StatusUnknown {
+		return false
+	}
+	var pe *fs.PathError
+	var oe *net.OpError
+	if errors.As(err, &pe) || errors.As(err, &oe) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "operation error S3") || strings.Contains(msg, "blob (key") ||
+		strings.Contains(msg, "failed to load metadata file")
+}
+
+// LoadTable loads ident.
+func (c *typedCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	return t, c.fail(fmt.Sprintf("loading table %s", strings.Join(ident, ".")), err)
+}
+
+// CommitTable commits updates to ident; a failed metadata write means the
+// commit did not happen (the catalog's pointer moves only after it).
+func (c *typedCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	return md, loc, c.fail(fmt.Sprintf("committing to table %s", strings.Join(ident, ".")), err)
+}
+
+// CreateTable creates ident.
+func (c *typedCatalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icecat.CreateTableOpt) (*table.Table, error) {
+	t, err := c.Catalog.CreateTable(ctx, ident, sc, opts...)
+	return t, c.fail(fmt.Sprintf("creating table %s", strings.Join(ident, ".")), err)
+}
+
+// DropTable drops ident.
+func (c *typedCatalog) DropTable(ctx context.Context, ident table.Identifier) error {
+	return c.fail(fmt.Sprintf("dropping table %s", strings.Join(ident, ".")), c.Catalog.DropTable(ctx, ident))
+}

@@ -1,0 +1,300 @@
+"""Real servers for the catalog tests, started on 127.0.0.1 and always stopped.
+
+- versitygw (S3) through ``.ci/s3.sh``, with a bucket made through pyarrow's S3 client;
+- Apache Iceberg's REST catalog server through ``.ci/rest.sh``, whose FileIO resolves
+  both local paths and ``s3://`` (so one server backs the local and the S3 warehouses),
+  keeping its catalog in a SQLite file so that a restarted server sees what was committed;
+- ``RecordingProxy``: a tiny HTTP proxy in front of the REST server that records every
+  request's headers and can demand OAuth2 client credentials, to test what the client sends.
+
+The scripts install (pinned, cached) on first use; the fixtures here run their ``start``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUCKET = "pigwarehouse"
+REGION = "us-east-1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _setup(script: str) -> None:
+    """Runs ``script setup`` (install/cache only); fails the tests with its output."""
+    r = subprocess.run(["bash", str(REPO / ".ci" / script), "setup"], capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        pytest.fail(f".ci/{script} setup failed:\n{r.stderr[-4000:]}")
+
+
+@dataclass
+class Process:
+    """A server started by ``.ci/<script> start``, logging to a file."""
+
+    script: str
+    env: dict[str, str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, **self.env}
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                ["bash", str(REPO / ".ci" / self.script), "start"],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def stop(self) -> None:
+        p, self.proc = self.proc, None
+        if p is None or p.poll() is not None:
+            return
+        # The script execs the server, so its process group is the server's.
+        os.killpg(p.pid, signal.SIGTERM)
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait(timeout=20)
+
+    def wait_ready(self, ready: Any, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.script} exited with {self.proc.returncode}:\n{self.log.read_text()[-4000:]}")
+            if ready():
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError(f"{self.script} not ready after {timeout}s:\n{self.log.read_text()[-4000:]}")
+
+
+def _http_ok(url: str) -> bool:
+    u = urllib.parse.urlsplit(url)
+    try:
+        conn = http.client.HTTPConnection(u.hostname, u.port, timeout=2)
+        conn.request("GET", u.path or "/")
+        ok = conn.getresponse().status < 500
+        conn.close()
+        return ok
+    except OSError:
+        return False
+
+
+@dataclass
+class S3Server:
+    endpoint: str
+    access_key: str
+    secret_key: str
+    root: Path
+    bucket: str = BUCKET
+
+    def props(self, **over: str) -> dict[str, str]:
+        """The catalog properties that reach this server (PyIceberg's names)."""
+        p = {
+            "s3.endpoint": self.endpoint,
+            "s3.access-key-id": self.access_key,
+            "s3.secret-access-key": self.secret_key,
+            "s3.region": REGION,
+            "s3.path-style-access": "true",
+        }
+        p.update(over)
+        return p
+
+    def filesystem(self) -> Any:
+        import pyarrow.fs as pafs
+
+        return pafs.S3FileSystem(
+            access_key=self.access_key,
+            secret_key=self.secret_key,
+            endpoint_override=self.endpoint.removeprefix("http://"),
+            scheme="http",
+            region=REGION,
+            allow_bucket_creation=True,
+        )
+
+    def files(self, prefix: str) -> list[str]:
+        """Object keys under s3://bucket/prefix (files only)."""
+        import pyarrow.fs as pafs
+
+        sel = pafs.FileSelector(f"{self.bucket}/{prefix}", recursive=True, allow_not_found=True)
+        return sorted(i.path for i in self.filesystem().get_file_info(sel) if i.type == pafs.FileType.File)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """versitygw on a free 127.0.0.1 port with random root keys and one bucket."""
+    _setup("s3.sh")
+    root = tmp_path_factory.mktemp("s3")
+    port = free_port()
+    srv = S3Server(f"http://127.0.0.1:{port}", "AK" + secrets.token_hex(8).upper(), secrets.token_urlsafe(24), root / "data")
+    p = Process(
+        "s3.sh",
+        {"S3_PORT": str(port), "S3_DIR": str(srv.root), "ROOT_ACCESS_KEY": srv.access_key, "ROOT_SECRET_KEY": srv.secret_key},
+        root / "versitygw.log",
+    )
+    p.start()
+    try:
+        p.wait_ready(lambda: _http_ok(srv.endpoint + "/"), timeout=60)
+        srv.filesystem().create_dir(srv.bucket)
+        yield srv
+    finally:
+        p.stop()
+
+
+@dataclass
+class RestServer:
+    """A running RESTCatalogServer; ``restart`` keeps its SQLite catalog."""
+
+    uri: str
+    warehouse: Path
+    process: Process
+    port: int
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def start(self) -> None:
+        self.process.start()
+        self.process.wait_ready(lambda: _http_ok(self.uri + "/v1/config"))
+
+
+def start_rest_server(root: Path, s3: S3Server) -> RestServer:
+    _setup("rest.sh")
+    root.mkdir(parents=True, exist_ok=True)
+    wh = root / "server-wh"
+    wh.mkdir(exist_ok=True)
+    port = free_port()
+    env = {
+        "REST_PORT": str(port),
+        "CATALOG_WAREHOUSE": str(wh),
+        "CATALOG_URI": f"jdbc:sqlite:{root / 'rest-catalog.db'}",
+        # Local paths through Hadoop, s3:// through S3FileIO against versitygw.
+        "CATALOG_IO__IMPL": "org.apache.iceberg.io.ResolvingFileIO",
+        "CATALOG_S3_ENDPOINT": s3.endpoint,
+        "CATALOG_S3_ACCESS__KEY__ID": s3.access_key,
+        "CATALOG_S3_SECRET__ACCESS__KEY": s3.secret_key,
+        "CATALOG_S3_PATH__STYLE__ACCESS": "true",
+        "CATALOG_CLIENT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }
+    srv = RestServer(f"http://127.0.0.1:{port}", wh, Process("rest.sh", env, root / "rest.log"), port)
+    srv.start()
+    return srv
+
+
+@pytest.fixture(scope="session")
+def rest_server(tmp_path_factory: pytest.TempPathFactory, s3_server: S3Server) -> Iterator[RestServer]:
+    """Iceberg's REST catalog server for the whole session."""
+    srv = start_rest_server(tmp_path_factory.mktemp("rest"), s3_server)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def own_rest_server(tmp_path: Path, s3_server: S3Server) -> Iterator[RestServer]:
+    """A REST catalog server of this test alone (it may stop and restart it)."""
+    srv = start_rest_server(tmp_path / "own-rest", s3_server)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@dataclass
+class RecordingProxy:
+    """Forwards to ``target``, recording (method, path, headers, body) of every request.
+
+    With ``client_id``/``client_secret`` set, the token endpoint only answers those
+    client credentials (401 otherwise) and every other request needs the bearer
+    token it handed out (401 otherwise).
+    """
+
+    target: str
+    client_id: str | None = None
+    client_secret: str | None = None
+    requests: list[tuple[str, str, dict[str, str], bytes]] = field(default_factory=list)
+    token: str = field(default_factory=lambda: "tok-" + secrets.token_hex(16))
+    uri: str = ""
+    _server: ThreadingHTTPServer | None = None
+
+    def start(self) -> None:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                proxy.requests.append((self.command, self.path, headers, body))
+                if proxy.client_secret is not None:
+                    if self.path.endswith("/oauth/tokens"):
+                        form = urllib.parse.parse_qs(body.decode())
+                        if form.get("client_id") != [proxy.client_id] or form.get("client_secret") != [proxy.client_secret]:
+                            return self._reply(401, {"error": "invalid_client", "error_description": "bad client credentials"})
+                        return self._reply(200, {"access_token": proxy.token, "token_type": "bearer", "expires_in": 3600,
+                                                 "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+                    if headers.get("authorization") != f"Bearer {proxy.token}":
+                        return self._reply(401, {"error": {"message": "not authorized", "type": "NotAuthorizedException", "code": 401}})
+                u = urllib.parse.urlsplit(proxy.target)
+                conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+                fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")}
+                conn.request(self.command, self.path, body=body or None, headers=fwd)
+                rsp = conn.getresponse()
+                data = rsp.read()
+                self.send_response(rsp.status)
+                for k, v in rsp.getheaders():
+                    if k.lower() not in ("transfer-encoding", "connection", "content-length", "content-encoding"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                conn.close()
+
+            def _reply(self, status: int, doc: dict[str, Any]) -> None:
+                data = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_HEAD = do_DELETE = _handle
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
