@@ -44,8 +44,12 @@ func KeyRange(target *Expr, values arrow.Array) (out iceberg.BooleanExpression) 
 	ref := iceberg.Reference(c.name)
 	k := kindOf(c.typ)
 	isFloat := k == kFloat || k == kDouble
+	// Distinct values are collected only while they could still be listed;
+	// past that, only the smallest and largest are kept.
 	distinct := map[value]struct{}{}
 	var vals []value
+	var lo, hi value
+	many := false
 	hasNull, hasNaN := false, false
 	for i := 0; i < v.n; i++ {
 		x := v.get(i)
@@ -68,12 +72,31 @@ func KeyRange(target *Expr, values arrow.Array) (out iceberg.BooleanExpression) 
 				cv.f = 0 // -0.0 and 0.0 are one key; both are listed below
 			}
 		}
+		if many {
+			if cmpValues(k, cv, lo) < 0 {
+				lo = cv
+			}
+			if cmpValues(k, cv, hi) > 0 {
+				hi = cv
+			}
+			continue
+		}
 		if _, dup := distinct[cv]; !dup {
 			distinct[cv] = struct{}{}
 			vals = append(vals, cv)
+			if len(vals) > keyRangeMaxIn {
+				many, distinct = true, nil
+				lo = slices.MinFunc(vals, func(a, b value) int { return cmpValues(k, a, b) })
+				hi = slices.MaxFunc(vals, func(a, b value) int { return cmpValues(k, a, b) })
+			}
 		}
 	}
-	slices.SortFunc(vals, func(a, b value) int { return cmpValues(k, a, b) })
+	if !many {
+		slices.SortFunc(vals, func(a, b value) int { return cmpValues(k, a, b) })
+		if len(vals) > 0 {
+			lo, hi = vals[0], vals[len(vals)-1]
+		}
+	}
 	var parts []iceberg.BooleanExpression
 	switch {
 	case len(vals) == 0:
@@ -93,7 +116,6 @@ func KeyRange(target *Expr, values arrow.Array) (out iceberg.BooleanExpression) 
 		}
 		parts = append(parts, iceberg.SetPredicate(iceberg.OpIn, ref, lits))
 	default:
-		lo, hi := vals[0], vals[len(vals)-1]
 		if isFloat && lo.f == 0 {
 			lo.f = math.Copysign(0, -1)
 		}

@@ -83,7 +83,7 @@ type merger struct {
 	checkCardinality              bool
 
 	source     arrow.RecordBatch
-	index      map[string][]int32
+	index      *keyIndex
 	srcMatched []atomic.Bool
 
 	mu    sync.Mutex
@@ -709,14 +709,11 @@ func readAll(ctx context.Context, in array.RecordReader) (arrow.RecordBatch, err
 
 // buildIndex hashes the source rows by their join keys.
 func (m *merger) buildIndex(ctx context.Context) error {
-	m.index = map[string][]int32{}
+	n := int(m.source.NumRows())
 	if len(m.keys) == 0 {
-		// No equality keys: every source row is a candidate for every target row.
-		all := make([]int32, m.source.NumRows())
-		for i := range all {
-			all[i] = int32(i)
-		}
-		m.index[""] = all
+		// No equality keys: every source row is a candidate for every target
+		// row (all share the empty key).
+		m.index = buildKeyIndex(n, func(_ int, buf []byte) ([]byte, bool) { return buf, true })
 		return nil
 	}
 	vals, err := evalKeys(ctx, m.keys, m.source, false)
@@ -724,13 +721,7 @@ func (m *merger) buildIndex(ctx context.Context) error {
 		return err
 	}
 	defer releaseArrays(vals)
-	var buf []byte
-	for i := range int(m.source.NumRows()) {
-		var ok bool
-		if buf, ok = m.key(buf[:0], vals, i); ok {
-			m.index[string(buf)] = append(m.index[string(buf)], int32(i))
-		}
-	}
+	m.index = buildKeyIndex(n, func(i int, buf []byte) ([]byte, bool) { return m.key(buf, vals, i) })
 	return nil
 }
 
@@ -997,7 +988,7 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 			if buf, ok = m.key(buf[:0], vals, i); !ok {
 				continue
 			}
-			for _, s := range m.index[string(buf)] {
+			for s := m.index.first(buf); s >= 0; s = m.index.nextOf(s, buf) {
 				ti = append(ti, int32(i))
 				si = append(si, s)
 			}

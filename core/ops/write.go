@@ -65,7 +65,8 @@ type plan struct {
 	// The dictionary decision is made once per operation (from its first
 	// partitioned batch) and shared by every file it writes: rewrites
 	// write many files and the decision costs a pass over a sample.
-	dictOnce sync.Once
+	dictMu   sync.Mutex
+	dictDone bool
 	noDict   []string
 	dictErr  error
 }
@@ -94,12 +95,24 @@ func (p *plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []ta
 // decideDictionary returns the columns written without a dictionary,
 // deciding on the operation's first sample.
 func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) ([]string, error) {
-	p.dictOnce.Do(func() {
-		d, err := o.DecideDictionary(sample)
-		p.noDict, p.dictErr = d.NoDictionary, err
-	})
+	p.dictMu.Lock()
+	defer p.dictMu.Unlock()
+	if p.dictDone {
+		return p.noDict, p.dictErr
+	}
+	if sample.NumRows() < dictSampleRows {
+		// Too few rows to judge cardinality: undecided (nil), so a later,
+		// larger batch decides rather than this one latching "dictionary
+		// everywhere".
+		return nil, nil
+	}
+	d, err := o.DecideDictionary(sample)
+	p.noDict, p.dictErr, p.dictDone = d.NoDictionary, err, true
 	return p.noDict, p.dictErr
 }
+
+// dictSampleRows is the smallest batch the dictionary decision is made on.
+const dictSampleRows = 8192
 
 // shape is the schema, spec, properties and location of a new or replaced
 // table, before the metadata builder gives them ids.
