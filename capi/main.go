@@ -49,6 +49,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
@@ -102,7 +103,8 @@ type operation struct {
 }
 
 func setError(e *C.struct_PigError, st errs.Status, msg string) C.PigStatus {
-	C.pig_error_set(e, C.PigStatus(st), C.CString(msg))
+	// The last guard against a secret reaching a caller's logs.
+	C.pig_error_set(e, C.PigStatus(st), C.CString(catalog.Redact(msg)))
 	return C.PigStatus(st)
 }
 
