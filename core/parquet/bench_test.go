@@ -142,3 +142,31 @@ func cpuSeconds() float64 {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
+
+// BenchmarkWriteLineitemBloom is BenchmarkWriteLineitem with one Writer and
+// bloom filters on a unique key, a high-cardinality key and the comment.
+func BenchmarkWriteLineitemBloom(b *testing.B) {
+	sc, recs := lineitemBatches(b)
+	bloom := map[string]BloomFilter{"l_orderkey": {}, "l_partkey": {}, "l_comment": {}}
+	for _, enc := range []string{EncoderPqarrow, EncoderParquetGo} {
+		b.Run("encoder="+enc, func(b *testing.B) {
+			cpu0 := cpuSeconds()
+			var size int64
+			for b.Loop() {
+				w := NewWriter(b.Context(), &discardFS{}, sc, Options{Codec: "zstd", Encoder: enc, BloomFilters: bloom}, pathGen("w"))
+				for _, rec := range recs {
+					if err := w.Write(rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				files, err := w.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = files[0].Size
+			}
+			b.ReportMetric(float64(benchRows)*float64(b.N)/(cpuSeconds()-cpu0), "rows/cpu-s")
+			b.ReportMetric(float64(size), "file-bytes")
+		})
+	}
+}

@@ -5,10 +5,10 @@ package parquet
 
 import (
 	"fmt"
-	"github.com/apache/arrow-go/v18/arrow"
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 
@@ -23,6 +23,19 @@ const (
 	PropRowGroupBytes    = "write.parquet.row-group-size-bytes"
 	PropPageBytes        = "write.parquet.page-size-bytes"
 	PropDictPageBytes    = "write.parquet.dict-size-bytes"
+	PropPageRowLimit     = "write.parquet.page-row-limit"
+	// PropBloomMaxBytes caps every bloom filter of a file.
+	PropBloomMaxBytes = "write.parquet.bloom-filter-max-bytes"
+	// PropBloomAdaptive is accepted for compatibility; filters are always
+	// sized from the distinct values seen (see Options.BloomFilters).
+	PropBloomAdaptive = "write.parquet.bloom-filter-adaptive-enabled"
+	// Per-column prefixes: the Iceberg column name follows, dotted for
+	// nested fields (list elements are "element", map entries "key" and
+	// "value").
+	PropBloomEnabledPrefix = "write.parquet.bloom-filter-enabled.column."
+	PropBloomFPPPrefix     = "write.parquet.bloom-filter-fpp.column."
+	PropBloomNDVPrefix     = "write.parquet.bloom-filter-ndv.column."
+	PropDictEnabledPrefix  = "write.parquet.dict-encoding-enabled.column."
 )
 
 // Defaults, equal to Iceberg Java's.
@@ -32,7 +45,27 @@ const (
 	DefaultRowGroupBytes       int64 = 128 << 20
 	DefaultPageBytes           int64 = 1 << 20
 	DefaultDictionaryPageBytes int64 = 2 << 20
+	DefaultPageRowLimit        int64 = 20000
+	DefaultBloomMaxBytes       int64 = 1 << 20
+	DefaultBloomFPP                  = 0.01
 )
+
+// Bloom filter sizes are clamped to these bounds, as parquet-java does.
+const (
+	minBloomBytes = 32
+	maxBloomBytes = 128 << 20
+)
+
+// BloomFilter configures the bloom filter of one column.
+type BloomFilter struct {
+	// FPP is the false positive probability the filter is sized for; zero
+	// means DefaultBloomFPP.
+	FPP float64
+	// NDV, when positive, is the expected number of distinct values per
+	// row group, which sizes the filter as in parquet-java. When zero the
+	// filter is sized from the distinct values each row group really holds.
+	NDV int64
+}
 
 // Options configures a Writer. Zero values mean the defaults above.
 type Options struct {
@@ -52,6 +85,23 @@ type Options struct {
 	// A partitioned write decides once on whole batches (see
 	// DecideDictionary): a small partition's first batch says too little.
 	NoDictionary []string
+	// PageRowLimit cuts a data page once it holds this many rows (parquet-go
+	// encoder only: arrow-go v18.8.0 cuts pages by bytes alone).
+	PageRowLimit int64
+	// BloomFilters maps Iceberg column names (dotted for nested fields) to
+	// the split-block bloom filter written for each row group of the column.
+	// Each filter is sized for its row group's distinct values (or NDV) at
+	// FPP, rounded up to a power of two and capped at BloomMaxBytes (itself
+	// rounded down to a power of two). The pqarrow encoder uses arrow-go's
+	// adaptive filters, which land up to two powers of two above that size
+	// (and at least 2 KiB at the default fpp).
+	BloomFilters  map[string]BloomFilter
+	BloomMaxBytes int64
+	// Dictionary switches dictionary encoding on or off per Iceberg column
+	// name, overriding the per-file decision (NoDictionary). A dictionary
+	// that outgrows DictionaryPageBytes still falls back to plain encoding.
+	// The parquet-go encoder never dictionary-encodes booleans and floats.
+	Dictionary map[string]bool
 	// Encoder picks the Parquet encoder: "auto" (or empty) uses parquet-go
 	// for schemas of only top-level primitive columns and arrow-go's pqarrow
 	// otherwise; "pqarrow" and "parquet-go" force one (parquet-go accepts
@@ -120,6 +170,8 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 		{PropRowGroupBytes, &o.RowGroupBytes},
 		{PropPageBytes, &o.PageBytes},
 		{PropDictPageBytes, &o.DictionaryPageBytes},
+		{PropPageRowLimit, &o.PageRowLimit},
+		{PropBloomMaxBytes, &o.BloomMaxBytes},
 	}
 	for _, s := range sizes {
 		v, ok := props[s.key]
@@ -132,10 +184,77 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 		}
 		*s.dst = n
 	}
+	if err := o.columnProperties(props); err != nil {
+		return Options{}, err
+	}
 	if _, err := o.resolve(); err != nil {
 		return Options{}, err
 	}
 	return o, nil
+}
+
+// columnProperties reads the bloom filter and per-column dictionary
+// properties. As in Iceberg Java, a column's fpp and ndv only count when its
+// bloom filter is enabled; unlike Java, malformed values are errors instead
+// of being ignored or failing later.
+func (o *Options) columnProperties(props map[string]string) error {
+	if v, ok := props[PropBloomAdaptive]; ok {
+		if _, err := parseBool(PropBloomAdaptive, v); err != nil {
+			return err
+		}
+	}
+	fpps, ndvs := map[string]float64{}, map[string]int64{}
+	for k, v := range props {
+		switch {
+		case strings.HasPrefix(k, PropBloomEnabledPrefix):
+			on, err := parseBool(k, v)
+			if err != nil {
+				return err
+			}
+			if col := strings.TrimPrefix(k, PropBloomEnabledPrefix); on {
+				if o.BloomFilters == nil {
+					o.BloomFilters = map[string]BloomFilter{}
+				}
+				o.BloomFilters[col] = BloomFilter{}
+			}
+		case strings.HasPrefix(k, PropBloomFPPPrefix):
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || !(f > 0 && f < 1) {
+				return fmt.Errorf("%s=%q: want a probability between 0 and 1 (exclusive): %w", k, v, errs.ErrInvalidArgument)
+			}
+			fpps[strings.TrimPrefix(k, PropBloomFPPPrefix)] = f
+		case strings.HasPrefix(k, PropBloomNDVPrefix):
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n <= 0 {
+				return fmt.Errorf("%s=%q: want a positive integer: %w", k, v, errs.ErrInvalidArgument)
+			}
+			ndvs[strings.TrimPrefix(k, PropBloomNDVPrefix)] = n
+		case strings.HasPrefix(k, PropDictEnabledPrefix):
+			on, err := parseBool(k, v)
+			if err != nil {
+				return err
+			}
+			if o.Dictionary == nil {
+				o.Dictionary = map[string]bool{}
+			}
+			o.Dictionary[strings.TrimPrefix(k, PropDictEnabledPrefix)] = on
+		}
+	}
+	for col, bf := range o.BloomFilters {
+		bf.FPP, bf.NDV = fpps[col], ndvs[col]
+		o.BloomFilters[col] = bf
+	}
+	return nil
+}
+
+func parseBool(key, v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%q: want true or false: %w", key, v, errs.ErrInvalidArgument)
 }
 
 // defaultEncoder is what "auto" means. It is a variable so that a benchmark
@@ -167,6 +286,32 @@ func (o Options) resolve() (resolved, error) {
 	}
 	if r.DictionaryPageBytes <= 0 {
 		r.DictionaryPageBytes = DefaultDictionaryPageBytes
+	}
+	if r.PageRowLimit <= 0 {
+		r.PageRowLimit = DefaultPageRowLimit
+	}
+	if r.BloomMaxBytes <= 0 {
+		r.BloomMaxBytes = DefaultBloomMaxBytes
+	}
+	// A power of two, so that no filter (whose sizes are powers of two) can
+	// exceed the configured maximum.
+	r.BloomMaxBytes = floorPow2(min(max(r.BloomMaxBytes, minBloomBytes), maxBloomBytes))
+	if len(o.BloomFilters) > 0 {
+		r.BloomFilters = make(map[string]BloomFilter, len(o.BloomFilters))
+		for col, bf := range o.BloomFilters {
+			if bf.FPP == 0 {
+				bf.FPP = DefaultBloomFPP
+			}
+			if !(bf.FPP > 0 && bf.FPP < 1) { // NaN fails too
+				return resolved{}, fmt.Errorf("%s%s=%v: want a probability between 0 and 1 (exclusive): %w",
+					PropBloomFPPPrefix, col, bf.FPP, errs.ErrInvalidArgument)
+			}
+			if bf.NDV < 0 {
+				return resolved{}, fmt.Errorf("%s%s=%d: want a positive integer: %w",
+					PropBloomNDVPrefix, col, bf.NDV, errs.ErrInvalidArgument)
+			}
+			r.BloomFilters[col] = bf
+		}
 	}
 	name := strings.ToLower(strings.TrimSpace(o.Codec))
 	if name == "" {
@@ -207,8 +352,9 @@ func (o Options) resolve() (resolved, error) {
 }
 
 // writerProps builds the Parquet writer properties for one file; noDict
-// lists column paths whose dictionary encoding is switched off.
-func (r resolved) writerProps(noDict []string) *pq.WriterProperties {
+// lists column paths whose dictionary encoding is switched off, and extra
+// (applied last) the per-column settings of a columnPlan.
+func (r resolved) writerProps(noDict []string, extra ...pq.WriterProperty) *pq.WriterProperties {
 	opts := []pq.WriterProperty{
 		pq.WithCompression(r.codec),
 		pq.WithCompressionLevel(r.level),
@@ -223,5 +369,5 @@ func (r resolved) writerProps(noDict []string) *pq.WriterProperties {
 	for _, p := range noDict {
 		opts = append(opts, pq.WithDictionaryFor(p, false))
 	}
-	return pq.NewWriterProperties(opts...)
+	return pq.NewWriterProperties(append(opts, extra...)...)
 }

@@ -1,11 +1,13 @@
 package parquet
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"reflect"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -24,6 +26,7 @@ import (
 	"github.com/parquet-go/parquet-go/compress/uncompressed"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -80,6 +83,7 @@ type flatColumn struct {
 	optional bool
 	dict     bool // dictionary encoding is worth trying (not for bool)
 	fixed    int  // decimal width of FIXED_LEN_BYTE_ARRAY decimals, else 0
+	width    int  // plain-encoded bytes per value; 0 for byte arrays
 	id       int  // Iceberg field id, -1 when absent
 }
 
@@ -93,50 +97,51 @@ func flatSchema(sc *arrow.Schema) (cols []flatColumn, why string, ok bool) {
 		c := flatColumn{dict: true, optional: f.Nullable}
 		switch t := f.Type.(type) {
 		case *arrow.BooleanType:
-			n, c.dict = pgo.Leaf(pgo.BooleanType), false
+			n, c.dict, c.width = pgo.Leaf(pgo.BooleanType), false, 1
 		case *arrow.Int32Type:
-			n = pgo.Int(32)
+			n, c.width = pgo.Int(32), 4
 		case *arrow.Int64Type:
-			n = pgo.Int(64)
+			n, c.width = pgo.Int(64), 8
 		// Floats are never dictionary encoded: parquet-go v0.32.0 lets NaN
 		// into the bounds of dictionary pages.
 		case *arrow.Float32Type:
-			n, c.dict = pgo.Leaf(pgo.FloatType), false
+			n, c.dict, c.width = pgo.Leaf(pgo.FloatType), false, 4
 		case *arrow.Float64Type:
-			n, c.dict = pgo.Leaf(pgo.DoubleType), false
+			n, c.dict, c.width = pgo.Leaf(pgo.DoubleType), false, 8
 		case *arrow.Decimal128Type:
 			p, s := int(t.Precision), int(t.Scale)
 			switch {
 			case p < 1:
 				return nil, f.Name, false
 			case p <= 9:
-				n = pgo.Decimal(s, p, pgo.Int32Type)
+				n, c.width = pgo.Decimal(s, p, pgo.Int32Type), 4
 			case p <= 18:
-				n = pgo.Decimal(s, p, pgo.Int64Type)
+				n, c.width = pgo.Decimal(s, p, pgo.Int64Type), 8
 			default:
 				c.fixed = decimalBytes(p)
+				c.width = c.fixed
 				n = pgo.Decimal(s, p, pgo.FixedLenByteArrayType(c.fixed))
 			}
 		case *arrow.Date32Type:
-			n = pgo.Date()
+			n, c.width = pgo.Date(), 4
 		case *arrow.Time64Type:
 			if t.Unit != arrow.Microsecond {
 				return nil, f.Name, false
 			}
-			n = pgo.TimeAdjusted(pgo.Microsecond, false)
+			n, c.width = pgo.TimeAdjusted(pgo.Microsecond, false), 8
 		case *arrow.TimestampType:
 			if t.Unit != arrow.Microsecond {
 				return nil, f.Name, false
 			}
-			n = pgo.TimestampAdjusted(pgo.Microsecond, t.TimeZone != "")
+			n, c.width = pgo.TimestampAdjusted(pgo.Microsecond, t.TimeZone != ""), 8
 		case *arrow.StringType:
 			n = pgo.String()
 		case *arrow.BinaryType:
 			n = pgo.Leaf(pgo.ByteArrayType)
 		case *arrow.FixedSizeBinaryType:
-			n = pgo.Leaf(pgo.FixedLenByteArrayType(t.ByteWidth))
+			n, c.width = pgo.Leaf(pgo.FixedLenByteArrayType(t.ByteWidth)), t.ByteWidth
 		case *extensions.UUIDType:
-			n = pgo.UUID()
+			n, c.width = pgo.UUID(), 16
 		default:
 			return nil, f.Name, false
 		}
@@ -234,6 +239,39 @@ type pgoEncoder struct {
 	// (by column index), which parquet-go would order as unsigned bytes:
 	// their footer bounds are left out and computed here instead.
 	decBounds map[int]*decimalBound
+
+	// Pages are cut by rows (pageRowLimit) and by plain-encoded bytes
+	// (pageBytes, per column); pageRows and pageUsed count each column's
+	// rows and bytes since its last cut.
+	pageRowLimit int
+	pageBytes    []int
+	pageRows     []int
+	pageUsed     []int
+	rgRows       int64
+	// blooms builds the bloom filter of each column that has one (nil
+	// otherwise); filters holds the finished ones by row group, then column.
+	// They are written after the last row group, by rewriting the footer
+	// parquet-go wrote (see closeWithBlooms).
+	blooms  []*bloomBuilder
+	filters [][][]byte
+	sink    *captureWriter
+}
+
+// captureWriter passes writes on to w, or keeps them in buf while buf is
+// set, and counts the bytes passed on.
+type captureWriter struct {
+	w   io.Writer
+	buf *bytes.Buffer
+	n   int64
+}
+
+func (c *captureWriter) Write(p []byte) (int, error) {
+	if c.buf != nil {
+		return c.buf.Write(p)
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // decimalBound is the running min and max of a decimal column.
@@ -255,7 +293,7 @@ func pgoPageBytes(r resolved, ncols int) int {
 	return int(max(4<<10, min(r.PageBytes, limit)))
 }
 
-func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict []string) (*pgoEncoder, error) {
+func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict []string, bloom map[int]BloomFilter) (*pgoEncoder, error) {
 	nd := map[string]bool{}
 	for _, n := range noDict {
 		nd[n] = true
@@ -275,12 +313,37 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 		pgo.DictionaryMaxBytes(r.DictionaryPageBytes),
 		pgo.DataPageVersion(1),
 		pgo.DataPageStatistics(false),
+		// No buffer of parquet-go's own: the file already has one, and
+		// bytes held back there would make the Writer's count of bytes
+		// written (which sizes row groups and files) lag.
+		pgo.WriteBufferSize(-1),
 	)...)
 	if err != nil {
 		return nil, fmt.Errorf("parquet-go config: %w", err)
 	}
-	w := pgo.NewGenericWriter[any](out, cfg)
-	return &pgoEncoder{w: w, cols: cols, cws: w.ColumnWriters(), decBounds: decBounds}, nil
+	e := &pgoEncoder{
+		cols: cols, decBounds: decBounds, sink: &captureWriter{w: out},
+		pageRowLimit: int(min(r.PageRowLimit, math.MaxInt32)), pageBytes: make([]int, len(cols)),
+		pageRows: make([]int, len(cols)), pageUsed: make([]int, len(cols)),
+	}
+	for i, c := range cols {
+		e.pageBytes[i] = pgoPageBytes(r, len(cols))
+		if c.dict && !nd[sc.Field(i).Name] {
+			// parquet-go checks the dictionary limit only when it cuts a
+			// page, so a page's new values can overshoot it: smaller pages
+			// keep a dictionary within 1/8 of the limit.
+			e.pageBytes[i] = min(e.pageBytes[i], int(max(r.DictionaryPageBytes/8, 1024)))
+		}
+	}
+	if len(bloom) > 0 {
+		e.blooms = make([]*bloomBuilder, len(cols))
+		for i, bf := range bloom {
+			e.blooms[i] = newBloomBuilder(bf, r.BloomMaxBytes)
+		}
+	}
+	e.w = pgo.NewGenericWriter[any](e.sink, cfg)
+	e.cws = e.w.ColumnWriters()
+	return e, nil
 }
 
 func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
@@ -291,8 +354,8 @@ func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 			return fmt.Errorf("column %q is required but has %d nulls: %w",
 				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
 		}
-		for off := 0; off < n; off += pgoChunkRows {
-			end := min(n, off+pgoChunkRows)
+		for off := 0; off < n; {
+			end, size := e.chunkEnd(i, arr, off, n)
 			vals, err := e.values(i, arr, off, end)
 			if err != nil {
 				return err
@@ -300,9 +363,52 @@ func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 			if _, err := e.cws[i].WriteRowValues(vals); err != nil {
 				return withIO(err)
 			}
+			if e.blooms != nil && e.blooms[i] != nil {
+				e.blooms[i].addArrow(arr, off, end, e.fixed, c.fixed)
+			}
+			// parquet-go cuts a page on its own only once its buffer is
+			// past the page size, by up to a whole chunk; cutting here keeps
+			// pages within the row limit and (but for a single huge value)
+			// the page size.
+			e.pageRows[i] += end - off
+			e.pageUsed[i] += size
+			if e.pageRows[i] >= e.pageRowLimit || e.pageUsed[i] >= e.pageBytes[i] {
+				if err := e.cws[i].Flush(); err != nil {
+					return withIO(err)
+				}
+				e.pageRows[i], e.pageUsed[i] = 0, 0
+			}
+			off = end
 		}
 	}
+	e.rgRows += int64(n)
 	return nil
+}
+
+// chunkEnd picks the rows [off, end) of column i handed to parquet-go next:
+// at most pgoChunkRows, and no more than fit in the open page's rows and
+// bytes (at least one row). size is their plain-encoded bytes.
+func (e *pgoEncoder) chunkEnd(i int, arr arrow.Array, off, n int) (end, size int) {
+	rows := min(n-off, pgoChunkRows, e.pageRowLimit-e.pageRows[i])
+	budget := e.pageBytes[i] - e.pageUsed[i]
+	if w := e.cols[i].width; w > 0 {
+		rows = max(1, min(rows, budget/w))
+		return off + rows, rows * w
+	}
+	var offs []int32
+	switch a := arr.(type) {
+	case *array.String:
+		offs = a.ValueOffsets()
+	case *array.Binary:
+		offs = a.ValueOffsets()
+	default:
+		return off + rows, 0
+	}
+	bytesOf := func(k int) int { return int(offs[off+k]-offs[off]) + 4*k }
+	// The largest k <= rows whose bytes fit the budget, at least 1.
+	k := sort.Search(rows, func(k int) bool { return bytesOf(k+1) > budget })
+	k = max(1, k)
+	return off + k, bytesOf(k)
 }
 
 // values converts rows [off, end) of arr, column i, into parquet values
@@ -427,6 +533,21 @@ func (e *pgoEncoder) newRowGroup() error {
 	if err := e.w.Flush(); err != nil {
 		return withIO(err)
 	}
+	clear(e.pageRows)
+	clear(e.pageUsed)
+	if e.rgRows == 0 {
+		return nil // parquet-go writes no empty row group
+	}
+	e.rgRows = 0
+	if e.blooms != nil {
+		rg := make([][]byte, len(e.blooms))
+		for i, b := range e.blooms {
+			if b != nil {
+				rg[i] = b.finish()
+			}
+		}
+		e.filters = append(e.filters, rg)
+	}
 	return nil
 }
 
@@ -439,6 +560,9 @@ func (e *pgoEncoder) rowGroupBytes(written int64) int64 {
 // close writes the footer and re-reads it as arrow-go metadata, so that
 // both encoders share footerMetrics.
 func (e *pgoEncoder) close() (*metadata.FileMetaData, error) {
+	if e.blooms != nil {
+		return e.closeWithBlooms()
+	}
 	if err := e.w.Close(); err != nil {
 		return nil, withIO(err)
 	}
@@ -485,4 +609,74 @@ func decimalBytesOf(n decimal128.Num) []byte {
 	binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
 	binary.BigEndian.PutUint64(be[8:], n.LowBits())
 	return minimalTwosComplement(be[:])
+}
+
+// closeWithBlooms writes the last row group, lets parquet-go write its page
+// index and footer into a buffer, and writes the page index, the bloom
+// filters and the footer with their offsets. Bloom filters may be anywhere
+// in the file before the footer.
+func (e *pgoEncoder) closeWithBlooms() (*metadata.FileMetaData, error) {
+	if err := e.newRowGroup(); err != nil {
+		return nil, err
+	}
+	e.sink.buf = new(bytes.Buffer)
+	if err := e.w.Close(); err != nil {
+		return nil, withIO(err)
+	}
+	tail := e.sink.buf.Bytes()
+	e.sink.buf = nil
+	if len(tail) < 8 || string(tail[len(tail)-4:]) != "PAR1" {
+		return nil, fmt.Errorf("parquet-go wrote no footer")
+	}
+	start := len(tail) - 8 - int(binary.LittleEndian.Uint32(tail[len(tail)-8:]))
+	if start < 0 {
+		return nil, fmt.Errorf("parquet-go footer length out of range")
+	}
+	proto := new(thrift.CompactProtocol)
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(proto, tail[start:len(tail)-8], &md); err != nil {
+		return nil, fmt.Errorf("decoding parquet-go footer: %w", err)
+	}
+	if len(md.RowGroups) != len(e.filters) {
+		return nil, fmt.Errorf("parquet-go wrote %d row groups, bloom filters were built for %d", len(md.RowGroups), len(e.filters))
+	}
+	if _, err := e.sink.Write(tail[:start]); err != nil {
+		return nil, withIO(err)
+	}
+	for rg, cols := range e.filters {
+		for c, bitset := range cols {
+			if bitset == nil {
+				continue
+			}
+			hdr := format.BloomFilterHeader{NumBytes: int32(len(bitset))}
+			hdr.Algorithm.Value = &format.SplitBlockAlgorithm{}
+			hdr.Hash.Value = &format.XxHash{}
+			hdr.Compression.Value = &format.BloomFilterUncompressed{}
+			raw, err := thrift.Marshal(proto, &hdr)
+			if err != nil {
+				return nil, fmt.Errorf("encoding bloom filter header: %w", err)
+			}
+			meta := &md.RowGroups[rg].Columns[c].MetaData
+			meta.BloomFilterOffset = e.sink.n
+			meta.BloomFilterLength = int32(len(raw) + len(bitset))
+			if _, err := e.sink.Write(raw); err != nil {
+				return nil, withIO(err)
+			}
+			if _, err := e.sink.Write(bitset); err != nil {
+				return nil, withIO(err)
+			}
+		}
+	}
+	e.filters = nil
+	footer, err := thrift.Marshal(proto, &md)
+	if err != nil {
+		return nil, fmt.Errorf("encoding footer: %w", err)
+	}
+	trailer := binary.LittleEndian.AppendUint32(nil, uint32(len(footer)))
+	for _, b := range [][]byte{footer, append(trailer, "PAR1"...)} {
+		if _, err := e.sink.Write(b); err != nil {
+			return nil, withIO(err)
+		}
+	}
+	return metadata.NewFileMetaData(footer, nil)
 }

@@ -58,6 +58,7 @@ type Writer struct {
 	floats  bool
 	// flat is set when the parquet-go encoder writes the files.
 	flat []flatColumn
+	plan columnPlan
 
 	queue     chan arrow.RecordBatch
 	stop      chan struct{}
@@ -125,6 +126,12 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 	}
 	for _, f := range schema.Fields() {
 		w.floats = w.floats || hasFloat(f.Type)
+	}
+	if err == nil {
+		w.plan, err = planColumns(schema, r)
+		if err != nil {
+			w.optErr = fmt.Errorf("parquet writer: %w", err)
+		}
 	}
 	if err == nil && r.Encoder != EncoderPqarrow {
 		cols, why, ok := flatSchema(schema)
@@ -463,19 +470,20 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 		noDict = noDictionaryColumns(sample, w.opts)
 		sample.Release()
 	}
+	noDict = w.plan.noDictionary(noDict)
 
 	buf := bufio.NewWriterSize(out, bufferBytes)
 	cnt := &countingWriter{w: buf}
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
 	if w.flat != nil {
-		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict)
+		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict, w.plan.bloom)
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)
 		}
 		f.fw = enc
 	} else {
-		fw, err := pqarrow.NewFileWriter(w.schema, cnt, w.opts.writerProps(noDict), pqarrow.DefaultWriterProps())
+		fw, err := pqarrow.NewFileWriter(w.schema, cnt, w.opts.writerProps(noDict, w.plan.props...), pqarrow.DefaultWriterProps())
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)
 		}

@@ -1,0 +1,253 @@
+package parquet
+
+import (
+	"bytes"
+	"testing"
+
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// pageInfo describes one page of a column chunk, read from its header.
+type pageInfo struct {
+	dictionary bool
+	encoding   pq.Encoding
+	values     int
+	bytes      int // uncompressed
+}
+
+// chunkPages reads the page headers of column path in every row group.
+func chunkPages(t *testing.T, data []byte, path string) [][]pageInfo {
+	t.Helper()
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	col := -1
+	for i := 0; i < rdr.MetaData().Schema.NumColumns(); i++ {
+		if rdr.MetaData().Schema.Column(i).Path() == path {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("no column %s", path)
+	}
+	var out [][]pageInfo
+	for rg := 0; rg < rdr.NumRowGroups(); rg++ {
+		pr, err := rdr.RowGroup(rg).GetColumnPageReader(col)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pages []pageInfo
+		for pr.Next() {
+			p := pr.Page()
+			pages = append(pages, pageInfo{
+				dictionary: p.Type() == file.PageTypeDictionaryPage,
+				encoding:   pq.Encoding(p.Encoding()), values: int(p.NumValues()), bytes: len(p.Data()),
+			})
+		}
+		if err := pr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, pages)
+	}
+	return out
+}
+
+func isDictEncoding(e pq.Encoding) bool {
+	return e == pq.Encodings.RLEDict || e == pq.Encodings.PlainDict
+}
+
+// dictionaryUse summarises a chunk: its dictionary page size (-1 without
+// one) and its data pages written with and without the dictionary.
+func dictionaryUse(pages []pageInfo) (dictBytes, dictPages, plainPages, entries int) {
+	dictBytes = -1
+	for _, p := range pages {
+		switch {
+		case p.dictionary:
+			dictBytes, entries = p.bytes, p.values
+		case isDictEncoding(p.encoding):
+			dictPages++
+		default:
+			plainPages++
+		}
+	}
+	return dictBytes, dictPages, plainPages, entries
+}
+
+func TestDictionaryFallsBackToPlainPastDictSizeBytes(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := bloomBatches(t, !ec.flat, 1, 30000)
+		write := func(props map[string]string) []byte {
+			props[PropDictEnabledPrefix+"s"] = "true" // past the per-file decision
+			opts, err := OptionsFromProperties(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := newMemFS()
+			f := writeAll(t, fs, sc, ec.opts(opts), recs)[0]
+			return fs.bytes(t, f.Path)
+		}
+		const limit = 8192
+		small := write(map[string]string{PropDictPageBytes: "8192"})
+		for _, pages := range chunkPages(t, small, "s") {
+			dict, onDict, plain, entries := dictionaryUse(pages)
+			// arrow-go checks the limit after each batch of 1024 values
+			// (and drops a dictionary that overflows before the first page:
+			// no dictionary page at all); parquet-go checks it when it cuts a
+			// page, which it does every limit/8 bytes of values for
+			// dictionary columns.
+			over := max(limit/8+32, 1024*16)
+			if dict > limit+over || plain == 0 || (dict < 0) != (onDict == 0) {
+				t.Errorf("dict-size-bytes %d: dictionary of %d bytes, %d dictionary pages, %d plain pages; want a fallback",
+					limit, dict, onDict, plain)
+			}
+			if !ec.flat {
+				continue
+			}
+			// parquet-go counts a BYTE_ARRAY dictionary without the 4-byte
+			// length of each entry.
+			if dict-4*entries > limit+limit/8+32 || onDict == 0 {
+				t.Errorf("parquet-go: dictionary of %d bytes (%d entries) over %d pages, limit %d", dict, entries, onDict, limit)
+			}
+		}
+		for _, pages := range chunkPages(t, write(map[string]string{}), "s") {
+			if dict, onDict, plain, _ := dictionaryUse(pages); dict <= limit || onDict == 0 || plain != 0 {
+				t.Errorf("default dict-size-bytes: dictionary of %d bytes, %d dictionary pages, %d plain pages; want no fallback",
+					dict, onDict, plain)
+			}
+		}
+		// A low-cardinality column never reaches the limit.
+		for _, pages := range chunkPages(t, small, "cat") {
+			if dict, _, plain, _ := dictionaryUse(pages); dict < 0 || plain != 0 {
+				t.Errorf("cat: dictionary of %d bytes, %d plain pages", dict, plain)
+			}
+		}
+	})
+}
+
+func TestPerColumnDictionaryPropertyOverridesTheFileDecision(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := bloomBatches(t, !ec.flat, 1, 30000)
+		write := func(props map[string]string) []byte {
+			opts, err := OptionsFromProperties(props)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := newMemFS()
+			f := writeAll(t, fs, sc, ec.opts(opts), recs)[0]
+			return fs.bytes(t, f.Path)
+		}
+		hasDict := func(data []byte, path string) bool {
+			t.Helper()
+			pages := chunkPages(t, data, path)
+			dict, _, _, _ := dictionaryUse(pages[0])
+			return dict >= 0
+		}
+		cases := map[string]bool{"s": false, "cat": true} // the file decision
+		if !ec.flat {
+			cases["tags.list.element"] = true
+		}
+		base := write(map[string]string{})
+		for path, want := range cases {
+			if got := hasDict(base, path); got != want {
+				t.Fatalf("without properties %s: dictionary %v, want %v", path, got, want)
+			}
+		}
+		props := map[string]string{PropDictEnabledPrefix + "s": "true", PropDictEnabledPrefix + "cat": "false"}
+		if !ec.flat {
+			props[PropDictEnabledPrefix+"tags.element"] = "false"
+		}
+		flipped := write(props)
+		for path, want := range cases {
+			if got := hasDict(flipped, path); got == want {
+				t.Errorf("with %s: dictionary %v, want %v", PropDictEnabledPrefix+path, got, !want)
+			}
+		}
+		// The data is unchanged.
+		a, b := readBack(t, base), readBack(t, flipped)
+		defer a.Release()
+		defer b.Release()
+		for c := 0; c < int(a.NumCols()); c++ {
+			if columnJSON(t, a.Column(c).Data().Chunks()) != columnJSON(t, b.Column(c).Data().Chunks()) {
+				t.Errorf("column %d differs", c)
+			}
+		}
+	})
+}
+
+func TestParquetGoCutsPagesAtPageRowLimit(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 2, 25000)
+	for _, c := range []struct {
+		props map[string]string
+		limit int
+	}{
+		{map[string]string{}, 20000}, // Iceberg's default
+		{map[string]string{PropPageRowLimit: "1000"}, 1000},
+	} {
+		opts, err := OptionsFromProperties(c.props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Encoder = EncoderParquetGo
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, opts, recs)[0]
+		data := fs.bytes(t, f.Path)
+		for _, path := range []string{"id", "cat", "plain"} {
+			for _, pages := range chunkPages(t, data, path) {
+				rows, n := 0, 0
+				for _, p := range pages {
+					if p.dictionary {
+						continue
+					}
+					n++
+					rows += p.values
+					if p.values > c.limit {
+						t.Errorf("limit %d: %s page of %d rows", c.limit, path, p.values)
+					}
+				}
+				if n < (rows+c.limit-1)/c.limit {
+					t.Errorf("limit %d: %s has %d pages for %d rows", c.limit, path, n, rows)
+				}
+			}
+		}
+	}
+}
+
+func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := bloomBatches(t, !ec.flat, 1, 40000)
+		const pageBytes = 8192
+		opts, err := OptionsFromProperties(map[string]string{PropPageBytes: "8192", PropDictEnabledPrefix + "id": "false"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, ec.opts(opts), recs)[0]
+		// arrow-go checks the page size after each batch of 1024 values;
+		// parquet-go pages stop at the size (plus their level bytes).
+		slack := 64
+		if !ec.flat {
+			slack = 1024 * 8
+		}
+		for _, path := range []string{"id", "s"} {
+			for _, pages := range chunkPages(t, fs.bytes(t, f.Path), path) {
+				total, n := 0, 0
+				for _, p := range pages {
+					if p.dictionary {
+						continue
+					}
+					n++
+					total += p.bytes
+					if p.bytes > pageBytes+slack {
+						t.Errorf("%s: page of %d bytes, page size %d", path, p.bytes, pageBytes)
+					}
+				}
+				if n < total/(pageBytes+slack) || n < 2 {
+					t.Errorf("%s: %d pages for %d bytes", path, n, total)
+				}
+			}
+		}
+	})
+}
