@@ -361,7 +361,10 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
 			est = w.cur.cnt.n
 		}
 		w.bytes.Store(w.doneBytes + est)
-		w.rowGroup.Store(rg)
+		// Memory held is the encoder's own count of what it buffers (values
+		// not yet compressed for parquet-go) when larger than the estimate
+		// of their encoded size.
+		w.rowGroup.Store(max(rg, w.cur.fw.rowGroupBytes(w.cur.cnt.n)))
 		if est >= w.opts.TargetFileSize {
 			if err := w.finishFile(); err != nil {
 				return err
