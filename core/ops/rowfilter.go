@@ -231,7 +231,7 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 	if at == nil {
 		return c, nil
 	}
-	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(fl.filter.Iceberg()))
+	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
 	tasks, err := sc.PlanFiles(ctx)
 	if err != nil {
 		return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)

@@ -196,3 +196,35 @@ def spark_catalog(spark: Any, catalog_dir: Any) -> Iterator[str]:
     name = register_catalog(spark, catalog_dir.uri, catalog_dir.warehouse)
     yield name
     close_catalog(spark)
+
+
+def register_rest_catalog(spark: Any, name: str, uri: str, **properties: str) -> str:
+    """Register Spark catalog ``name`` on an Iceberg REST catalog server at ``uri``; returns ``name``.
+
+    The server decides the warehouse; ``cache-enabled=false`` makes Spark reload
+    metadata on every query since other writers commit between queries. Extra
+    ``properties`` (``-`` spelled ``_``) are passed as catalog properties.
+    """
+    prefix = f"spark.sql.catalog.{name}"
+    settings = {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "rest",
+        f"{prefix}.uri": uri,
+        f"{prefix}.cache-enabled": "false",
+    }
+    settings.update({f"{prefix}.{k.replace('_', '-')}": v for k, v in properties.items()})
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    spark._jsparkSession.sessionState().catalogManager().reset()
+    return name
+
+
+def close_rest_catalog(spark: Any, name: str) -> None:
+    """Close the HTTP client and file IO of Spark's REST catalog ``name`` and forget its settings."""
+    manager = spark._jsparkSession.sessionState().catalogManager()
+    if manager.isCatalogRegistered(name):
+        manager.catalog(name).icebergCatalog().close()
+    prefix = f"spark.sql.catalog.{name}"
+    for key in [k for k, _ in spark.conf.getAll.items() if k == prefix or k.startswith(prefix + ".")]:
+        spark.conf.unset(key)
+    manager.reset()

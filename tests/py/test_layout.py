@@ -219,3 +219,22 @@ def test_merge_schema_adds_nested_fields(pyiceberg_catalog: Any) -> None:
     got = tbl.scan().to_arrow().sort_by("id").to_pylist()
     assert got[0]["s"] == {"a": 1, "b": None} and got[1]["s"] == {"a": 2**40, "b": "x"}
     assert got[0]["l"] == [{"a": 1, "b": None}] and got[1]["l"] == [{"a": 2, "b": "y"}, None]
+
+
+def test_filters_after_widening_prune_safely(pyiceberg_catalog: Any) -> None:
+    """Files written before int->long / float->double keep 4-byte bounds; delete, update and
+    merge filters on those columns must still work (iceberg-go would misread the bounds)."""
+    first = pa.table({"id": pa.array([1, 2, 3], pa.int32()), "x": pa.array([1.0, 2.0, 3.0], pa.float32())})
+    ig.writeTo(first, "db.widened").tableProperty("write.spark.accept-any-schema", "true").create()
+    more = pa.table({"id": pa.array([4], pa.int64()), "x": pa.array([4.0], pa.float64())})
+    ig.writeTo(more, "db.widened").option("mergeSchema", "true").append()
+    rows = {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0}
+    ig.table("db.widened").delete("id = 2")
+    del rows[2]
+    ig.table("db.widened").update({"x": "x + 1"}, where="x > 2")
+    rows = {k: v + 1 if v > 2 else v for k, v in rows.items()}
+    src = pa.table({"id": pa.array([3, 9], pa.int64()), "x": pa.array([30.0, 90.0])})
+    ig.mergeInto(src, "db.widened", "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    rows.update({3: 30.0, 9: 90.0})
+    got = pyiceberg_catalog.load_table("db.widened").scan().to_arrow()
+    assert dict(zip(got.column("id").to_pylist(), got.column("x").to_pylist())) == rows
