@@ -4,14 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/io/gocloud/blobfs"
 	// S3 (s3://, s3a://, s3n://) FileIO; GCS and Azure are behind the
 	// pyiceberg_gcs and pyiceberg_azure build tags (clouds_*.go).
-	_ "github.com/apache/iceberg-go/io/gocloud/s3"
+	ices3 "github.com/apache/iceberg-go/io/gocloud/s3"
+	"github.com/apache/iceberg-go/utils"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -55,7 +63,7 @@ func FileIOProps(catalogProps, tableProps map[string]string) map[string]string {
 // and carry no secret.
 func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, location string) (icebergio.WriteFileIO, error) {
 	props := FileIOProps(c.Props, tableProps)
-	fs, err := icebergio.LoadFS(ctx, props, location)
+	fs, err := icebergio.LoadFS(withS3Retries(ctx, props, location), props, location)
 	if err != nil {
 		if errors.Is(err, icebergio.ErrIOSchemeNotFound) {
 			return nil, fmt.Errorf("%w: storage for %s is not in this build (S3 and local files are; GCS and Azure need the pyiceberg_gcs / pyiceberg_azure build tags)", errs.ErrNotSupported, location)
@@ -66,5 +74,140 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 	if !ok {
 		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, location)
 	}
-	return wfs, nil
+	return &guardedFS{WriteFileIO: wfs, ctx: ctx, red: newRedactor(props)}, nil
+}
+
+// guardedFS is a write FileIO that stops uploading after its first failed
+// upload: the write it serves fails as a whole, and each later upload would
+// only spend its own round of client retries (a minute or more for a few
+// hundred partition files against a failing store) before failing the same
+// way. An object store writer still open when that happens is aborted at
+// its Close instead of uploaded. Reads and removes (the cleanup) always go
+// through.
+type guardedFS struct {
+	icebergio.WriteFileIO
+	ctx  context.Context
+	red  *redactor
+	mu   sync.Mutex
+	fail error
+}
+
+func (g *guardedFS) trip(err error) {
+	if err == nil || errors.Is(err, io.EOF) {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fail == nil {
+		g.fail = err
+	}
+}
+
+func (g *guardedFS) failed(name string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.fail == nil {
+		return nil
+	}
+	return g.red.wrap("not writing "+name+": an earlier upload of this write failed", errs.ErrIO, g.fail)
+}
+
+// Create opens name for writing unless an upload already failed.
+func (g *guardedFS) Create(name string) (icebergio.FileWriter, error) {
+	if err := g.failed(name); err != nil {
+		return nil, err
+	}
+	if bfs, ok := g.WriteFileIO.(*blobfs.FileIO); ok {
+		// gocloud aborts an upload whose context is cancelled before Close.
+		ctx, cancel := context.WithCancel(g.ctx)
+		w, err := bfs.NewWriter(ctx, name, true, nil)
+		if err != nil {
+			cancel()
+			g.trip(err)
+			return nil, err
+		}
+		return &guardedWriter{FileWriter: w, g: g, name: name, cancel: cancel}, nil
+	}
+	w, err := g.WriteFileIO.Create(name)
+	if err != nil {
+		g.trip(err)
+		return nil, err
+	}
+	return &guardedWriter{FileWriter: w, g: g, name: name}, nil
+}
+
+// WriteFile writes name unless an upload already failed.
+func (g *guardedFS) WriteFile(name string, p []byte) error {
+	if err := g.failed(name); err != nil {
+		return err
+	}
+	err := g.WriteFileIO.WriteFile(name, p)
+	g.trip(err)
+	return err
+}
+
+// guardedWriter reports its upload's failure to its guardedFS.
+type guardedWriter struct {
+	icebergio.FileWriter
+	g      *guardedFS
+	name   string
+	cancel context.CancelFunc // aborts an object store upload; nil otherwise
+}
+
+func (w *guardedWriter) Write(p []byte) (int, error) {
+	n, err := w.FileWriter.Write(p)
+	w.g.trip(err)
+	return n, err
+}
+
+func (w *guardedWriter) ReadFrom(r io.Reader) (int64, error) {
+	n, err := w.FileWriter.ReadFrom(r)
+	w.g.trip(err)
+	return n, err
+}
+
+// Close finishes the upload, or aborts it when another upload of the same
+// write already failed.
+func (w *guardedWriter) Close() error {
+	if w.cancel != nil {
+		defer w.cancel()
+		if failed := w.g.failed(w.name); failed != nil {
+			w.cancel()
+			_ = w.FileWriter.Close()
+			return failed
+		}
+	}
+	err := w.FileWriter.Close()
+	w.g.trip(err)
+	return err
+}
+
+// withS3Retries gives an S3 location's client the SDK's standard retries
+// (3 attempts, backed off) except for a refused connection: nothing listens
+// at the endpoint, so waiting and retrying every upload and every cleanup
+// of a write would only turn a wrong or stopped endpoint into a long stall.
+func withS3Retries(ctx context.Context, props map[string]string, location string) context.Context {
+	u, err := url.Parse(location)
+	if err != nil || (u.Scheme != "s3" && u.Scheme != "s3a" && u.Scheme != "s3n") || utils.GetAwsConfig(ctx) != nil {
+		return ctx
+	}
+	cfg, err := ices3.ParseAWSConfig(ctx, props)
+	if err != nil {
+		return ctx // LoadFS reports it
+	}
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(refusedIsFinal)}, o.Retryables...)
+		})
+	}
+	return utils.WithAwsConfig(ctx, cfg)
+}
+
+// refusedIsFinal marks a refused connection as not worth retrying; other
+// errors are left to the SDK's own checks.
+func refusedIsFinal(err error) aws.Ternary {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return aws.FalseTernary
+	}
+	return aws.UnknownTernary
 }

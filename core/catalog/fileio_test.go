@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
@@ -77,5 +82,143 @@ func TestRedactorScrubsEveryFormOfASecret(t *testing.T) {
 	}
 	if got := RedactError(fmt.Errorf("boom SECRETKEY: %w", errs.ErrIO)); strings.Contains(got.Error(), "SECRETKEY") || !errors.Is(got, errs.ErrIO) {
 		t.Errorf("RedactError: %v", got)
+	}
+}
+
+// s3Catalog is a catalog whose S3 endpoint is endpoint.
+func s3Catalog(endpoint string) *Catalog {
+	return &Catalog{Props: map[string]string{
+		"s3.endpoint": endpoint, "s3.access-key-id": "AKTEST", "s3.secret-access-key": "sk-test-secret",
+		"s3.region": "us-east-1", "s3.path-style-access": "true",
+	}}
+}
+
+func putFile(t *testing.T, c *Catalog, path string) error {
+	t.Helper()
+	fs, err := c.WriteFS(context.Background(), nil, "s3://b/wh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write([]byte("hello")); err != nil {
+		return err
+	}
+	return w.Close()
+}
+
+func TestS3RefusedConnectionIsNotRetried(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	err = putFile(t, s3Catalog("http://"+addr), "s3://b/wh/x.parquet")
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("got %v, want a refused connection", err)
+	}
+	if strings.Contains(err.Error(), "maximum number of attempts") {
+		t.Errorf("a refused connection was retried: %v", err)
+	}
+}
+
+func TestS3ServerErrorsAreStillRetried(t *testing.T) {
+	var mu sync.Mutex
+	puts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPut {
+			mu.Lock()
+			puts++
+			mu.Unlock()
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`<Error><Code>InternalError</Code><Message>boom</Message></Error>`))
+	}))
+	defer srv.Close()
+	err := putFile(t, s3Catalog(srv.URL), "s3://b/wh/x.parquet")
+	if err == nil || !strings.Contains(err.Error(), "InternalError") {
+		t.Fatalf("got %v, want the server's error", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if puts != 3 {
+		t.Errorf("%d PUT attempts, want the SDK's 3", puts)
+	}
+}
+
+func TestUploadsStopAfterTheFirstFailure(t *testing.T) {
+	var mu sync.Mutex
+	methods := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		methods[r.Method]++
+		mu.Unlock()
+		if r.Method == http.MethodPut {
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`<Error><Code>SlowDown</Code><Message>slow</Message></Error>`))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent) // HEAD and DELETE: the cleanup works
+	}))
+	defer srv.Close()
+	c := s3Catalog(srv.URL)
+	fs, err := c.WriteFS(context.Background(), nil, "s3://b/wh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := fs.Create("s3://b/wh/a.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := fs.Create("s3://b/wh/open.parquet") // open while the first one fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = open.Write([]byte("o"))
+	_, _ = w.Write([]byte("a"))
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "SlowDown") {
+		t.Fatalf("first upload: %v", err)
+	}
+	mu.Lock()
+	first := methods[http.MethodPut]
+	mu.Unlock()
+	if first < 2 {
+		t.Fatalf("the first upload was not retried (%d PUTs)", first)
+	}
+	if err := open.Close(); !errors.Is(err, errs.ErrIO) || !strings.Contains(err.Error(), "open.parquet") {
+		t.Fatalf("an open writer must be aborted with the first failure: %v", err)
+	}
+	_, err = fs.Create("s3://b/wh/b.parquet")
+	if !errors.Is(err, errs.ErrIO) || !strings.Contains(err.Error(), "SlowDown") || !strings.Contains(err.Error(), "b.parquet") {
+		t.Fatalf("second upload: got %v, want an i/o error naming the file and the first failure", err)
+	}
+	if err := fs.WriteFile("s3://b/wh/c.parquet", []byte("c")); !errors.Is(err, errs.ErrIO) {
+		t.Fatalf("WriteFile after a failure: %v", err)
+	}
+	if err := fs.Remove("s3://b/wh/a.parquet"); err != nil {
+		t.Fatalf("the cleanup must still work: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if methods[http.MethodPut] != first {
+		t.Errorf("%d more PUTs after the first failure", methods[http.MethodPut]-first)
+	}
+	if methods[http.MethodDelete] != 1 {
+		t.Errorf("%d DELETEs, want 1", methods[http.MethodDelete])
+	}
+	// A new FileIO (the next write) starts afresh.
+	fs2, err := c.WriteFS(context.Background(), nil, "s3://b/wh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fs2.Create("s3://b/wh/d.parquet"); err != nil {
+		t.Errorf("a new FileIO inherited the failure: %v", err)
 	}
 }

@@ -110,7 +110,7 @@ func newTransport(tc *tls.Config) (http.RoundTripper, func()) {
 		IdleConnTimeout:       90 * time.Second,
 		MaxIdleConnsPerHost:   8,
 	}
-	return t, t.CloseIdleConnections
+	return &probeTransport{base: t}, t.CloseIdleConnections
 }
 
 // restCatalog is iceberg-go's REST catalog with errors typed by errs kinds
@@ -137,6 +137,7 @@ func (r *restCatalog) CommitTable(ctx context.Context, ident table.Identifier, r
 	if hasAssertCreate(reqs) {
 		return r.stagedCreate(ctx, ident, updates)
 	}
+	updates = r.lastAddedRefs(ctx, ident, reqs, updates)
 	md, loc, err := r.Catalog.CommitTable(ctx, ident, reqs, updates)
 	return md, loc, r.fail(fmt.Sprintf("committing to table %s", strings.Join(ident, ".")), true, err)
 }
@@ -222,13 +223,14 @@ type createPlan struct {
 }
 
 // planCreate splits updates. The stage-create response already carries the
-// uuid, format version, sort order, location and properties, so those
-// updates are dropped, as is the removal of the placeholder schema 0 a
+// uuid, format version, location and properties, and the unsorted order, so
+// those updates are dropped (a real sort order is kept and committed), as is the removal of the placeholder schema 0 a
 // local create starts from; the snapshot is pointed at schema 0, the id
 // our schema has on the server.
 func planCreate(updates []table.Update) (createPlan, error) {
 	var p createPlan
 	fv := ""
+	sorted := false
 	for _, u := range updates {
 		var doc struct {
 			Schema        json.RawMessage    `json:"schema"`
@@ -237,6 +239,9 @@ func planCreate(updates []table.Update) (createPlan, error) {
 			Updates       iceberg.Properties `json:"updates"`
 			FormatVersion int                `json:"format-version"`
 			Snapshot      *table.Snapshot    `json:"snapshot"`
+			SortOrder     struct {
+				Fields []json.RawMessage `json:"fields"`
+			} `json:"sort-order"`
 		}
 		b, err := json.Marshal(u)
 		if err == nil {
@@ -279,7 +284,16 @@ func planCreate(updates []table.Update) (createPlan, error) {
 				u = table.NewAddSnapshotUpdate(doc.Snapshot)
 			}
 			p.staged = append(p.staged, u)
-		case table.UpdateAssignUUID, table.UpdateAddSortOrder, table.UpdateSetDefaultSortOrder, table.UpdateRemoveSchemas:
+		case table.UpdateAddSortOrder:
+			if len(doc.SortOrder.Fields) > 0 {
+				sorted = true
+				p.staged = append(p.staged, u)
+			}
+		case table.UpdateSetDefaultSortOrder:
+			if sorted {
+				p.staged = append(p.staged, u)
+			}
+		case table.UpdateAssignUUID, table.UpdateRemoveSchemas:
 		default:
 			p.staged = append(p.staged, u)
 		}

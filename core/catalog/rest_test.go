@@ -31,6 +31,8 @@ type fakeREST struct {
 	commitBodies []map[string]any
 	headers      []http.Header
 	meta         table.Metadata
+	location     string // of created tables; /tmp/wh/ns.db/t if empty
+	missingNS    bool   // namespace ns does not exist until created
 }
 
 func (f *fakeREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,17 +45,34 @@ func (f *fakeREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/v1/config":
 		_, _ = w.Write([]byte(`{"defaults":{},"overrides":{}}`))
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/namespaces":
+		f.missingNS = false
+		_, _ = w.Write([]byte(`{"namespace":["ns"],"properties":{}}`))
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/ns/tables"):
 		var doc map[string]any
 		_ = json.Unmarshal(body, &doc)
 		f.createBodies = append(f.createBodies, doc)
+		if f.missingNS {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"message":"no namespace ns","type":"NoSuchNamespaceException","code":404}}`))
+			return
+		}
+		loc := f.location
+		if loc == "" {
+			loc = "/tmp/wh/ns.db/t"
+		}
+		if l, ok := doc["location"].(string); ok && l != "" {
+			loc = l
+		}
 		sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
-		md, err := table.NewMetadataWithUUID(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "/tmp/wh/ns.db/t", nil, uuid.New())
+		md, err := table.NewMetadataWithUUID(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, loc, nil, uuid.New())
 		if err != nil {
 			f.t.Error(err)
 		}
 		f.meta = md
 		writeLoad(w, md)
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/namespaces/ns/tables/t") && f.meta != nil:
+		writeLoad(w, f.meta)
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/namespaces/ns/tables/t"):
 		var doc map[string]any
 		_ = json.Unmarshal(body, &doc)
@@ -219,6 +238,115 @@ func TestOpenRejectsBadRESTConfig(t *testing.T) {
 		}
 		if err != nil && strings.Contains(err.Error(), "pw-secret") {
 			t.Errorf("password in the uri leaked: %v", err)
+		}
+	}
+}
+
+func TestDefaultLocationFromTheServer(t *testing.T) {
+	ident := table.Identifier{"ns", "t"}
+	for _, tc := range []struct {
+		warehouse string
+		missingNS bool
+	}{{"", false}, {"prod_warehouse", false}, {"", true}} {
+		f := &fakeREST{t: t, commitStatus: http.StatusOK, location: "s3://server-bucket/chosen/" + uuid.NewString() + "/", missingNS: tc.missingNS}
+		c := openFake(t, f, map[string]string{"warehouse": tc.warehouse})
+		loc, ok, err := c.DefaultLocation(context.Background(), ident)
+		if err != nil || !ok {
+			t.Fatalf("%+v: got %q %v %v", tc, loc, ok, err)
+		}
+		if want := strings.TrimSuffix(f.location, "/"); loc != want {
+			t.Errorf("%+v: location %q, want the server's %q", tc, loc, want)
+		}
+		want := 1
+		if tc.missingNS {
+			want = 2 // refused, then planned after the namespace was made
+		}
+		if len(f.createBodies) != want || f.createBodies[want-1]["stage-create"] != true {
+			t.Errorf("%+v: want %d stage-create requests, got %v", tc, want, f.createBodies)
+		}
+		if len(f.commitBodies) != 0 {
+			t.Errorf("%+v: a location probe must publish nothing, got commits %v", tc, f.commitBodies)
+		}
+		if tc.missingNS && f.missingNS {
+			t.Errorf("the namespace was not created")
+		}
+	}
+}
+
+func TestDefaultLocationLeftToAWarehousePath(t *testing.T) {
+	for _, wh := range []string{"/tmp/wh", "s3://bucket/wh", "file:///tmp/wh"} {
+		f := &fakeREST{t: t, commitStatus: http.StatusOK}
+		c := openFake(t, f, map[string]string{"warehouse": wh})
+		before := len(f.requests)
+		_, ok, err := c.DefaultLocation(context.Background(), table.Identifier{"ns", "t"})
+		if err != nil || ok {
+			t.Errorf("%s: got ok=%v err=%v, want the client's layout", wh, ok, err)
+		}
+		if len(f.requests) != before {
+			t.Errorf("%s: asked the server: %v", wh, f.requests[before:])
+		}
+	}
+	// The SQL catalog always uses its warehouse layout.
+	c, err := Open(context.Background(), "s", map[string]string{"type": "sql", "uri": "sqlite:///" + t.TempDir() + "/c.db", "warehouse": t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok, err := c.DefaultLocation(context.Background(), table.Identifier{"ns", "t"}); ok || err != nil {
+		t.Errorf("sql: ok=%v err=%v", ok, err)
+	}
+}
+
+func TestDefaultLocationErrorsAreTyped(t *testing.T) {
+	f := &fakeREST{t: t, commitStatus: http.StatusOK}
+	c := openFake(t, f, map[string]string{"warehouse": ""})
+	_, _, err := c.DefaultLocation(context.Background(), table.Identifier{"other", "t"})
+	if !errors.Is(err, errs.ErrNoSuchNamespace) {
+		t.Fatalf("got %v, want a no-such-namespace error", err)
+	}
+	if !strings.Contains(err.Error(), "other.t") {
+		t.Errorf("the error does not name the table: %v", err)
+	}
+}
+
+func TestReaddedSchemaAndOrderAreNamedByID(t *testing.T) {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	md, err := table.NewMetadataWithUUID(sc, iceberg.UnpartitionedSpec, table.UnsortedSortOrder, "/tmp/wh/ns.db/t", nil, uuid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wider := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.String})
+	for _, tc := range []struct {
+		schema     *iceberg.Schema
+		wantSchema float64
+	}{{sc, 0}, {wider, -1}} {
+		f := &fakeREST{t: t, commitStatus: http.StatusOK, meta: md}
+		c := openFake(t, f, nil)
+		updates := []table.Update{
+			table.NewAddSchemaUpdate(tc.schema), table.NewSetCurrentSchemaUpdate(-1),
+			table.NewAddSortOrderUpdate(&table.UnsortedSortOrder), table.NewSetDefaultSortOrderUpdate(-1),
+		}
+		reqs := []table.Requirement{table.AssertTableUUID(md.TableUUID())}
+		if _, _, err := c.CommitTable(context.Background(), table.Identifier{"ns", "t"}, reqs, updates); err != nil {
+			t.Fatal(err)
+		}
+		if len(f.commitBodies) != 1 {
+			t.Fatalf("want one commit, got %d", len(f.commitBodies))
+		}
+		got := map[string]float64{}
+		for _, u := range f.commitBodies[0]["updates"].([]any) {
+			m := u.(map[string]any)
+			switch m["action"] {
+			case "set-current-schema":
+				got["schema"] = m["schema-id"].(float64)
+			case "set-default-sort-order":
+				got["order"] = m["sort-order-id"].(float64)
+			}
+		}
+		// A re-added schema or order is named by its id; a new schema stays "the last added".
+		if got["schema"] != tc.wantSchema || got["order"] != 0 {
+			t.Errorf("schema %v: sent %v", tc.schema, got)
 		}
 	}
 }

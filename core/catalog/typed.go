@@ -34,6 +34,12 @@ func (c *typedCatalog) fail(what string, err error) error {
 	return c.red.wrap(what, kind, err)
 }
 
+// IsStorageError reports whether err, untyped, came from reading or writing
+// files (local or object storage): core/ops uses it to type a failure of
+// iceberg-go's snapshot producer (a manifest that could not be written) as
+// errs.ErrIO rather than a validation failure.
+func IsStorageError(err error) bool { return isStorageErr(err) }
+
 // isStorageErr reports whether err came from reading or writing files
 // (local or object storage) rather than from the catalog's own checks.
 func isStorageErr(err error) bool {

@@ -567,7 +567,7 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 		rd.RemoveDeletes(replaced...)
 	}
 	if err := rd.Commit(ctx); err != nil {
-		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+		return nil, nil, stagingErr(err)
 	}
 	// Java counts deletion vectors apart from other delete files.
 	added := 0

@@ -74,7 +74,7 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 		err = st.tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping())
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+		return nil, nil, stagingErr(err)
 	}
 	dvs := 0
 	for _, d := range dangling {

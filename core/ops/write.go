@@ -486,6 +486,14 @@ func (w *writer) withOptions(p *plan, order table.SortOrder) (*plan, error) {
 // for SQL catalogs (as PyIceberg and Java JDBC do), <warehouse>/<ns>/<t> for
 // the directory catalog (which requires it).
 func (w *writer) defaultLocation(ctx context.Context) (string, error) {
+	// A REST catalog without a warehouse path gives the location its server chooses.
+	loc, ok, err := w.cat.DefaultLocation(ctx, w.ident)
+	if err != nil {
+		return "", mapCatalogErr(err, w.id)
+	}
+	if ok {
+		return loc, nil
+	}
 	wh := strings.TrimSuffix(w.cat.Props["warehouse"], "/")
 	if wh == "" {
 		return "", fmt.Errorf("%w: catalog %q has no warehouse; give the table a location", errs.ErrInvalidArgument, w.cat.Name)
@@ -660,7 +668,7 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	// Our files carry field ids, so no name mapping is needed (and a stale one
 	// would survive a replace).
 	if err := st.tx.AddDataFiles(ctx, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
-		return nil, nil, fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
+		return nil, nil, stagingErr(err)
 	}
 	return st.finish(ctx, nil)
 }
@@ -867,4 +875,17 @@ func (w *writer) ensureNamespace(ctx context.Context) error {
 		return mapCatalogErr(err, w.id)
 	}
 	return nil
+}
+
+// stagingErr types a failure of iceberg-go's snapshot producer: writing a
+// manifest or manifest list is I/O (the cause kept), anything else a
+// validation failure of the snapshot.
+func stagingErr(err error) error {
+	if catalog.IsStorageError(err) {
+		return fmt.Errorf("%w: staging the snapshot: %w", errs.ErrIO, err)
+	}
+	if errs.StatusOf(err) != errs.StatusUnknown {
+		return fmt.Errorf("staging the snapshot: %w", err)
+	}
+	return fmt.Errorf("%w: staging the snapshot: %v", errs.ErrValidation, err)
 }

@@ -5,7 +5,11 @@
   both local paths and ``s3://`` (so one server backs the local and the S3 warehouses),
   keeping its catalog in a SQLite file so that a restarted server sees what was committed;
 - ``RecordingProxy``: a tiny HTTP proxy in front of the REST server that records every
-  request's headers and can demand OAuth2 client credentials, to test what the client sends.
+  request's headers and can demand OAuth2 client credentials, to test what the client sends;
+  it can also hold table commits until several have arrived, so that concurrent writers
+  really commit against the same base (and all but one get the server's 409);
+- ``S3FaultProxy``: an HTTP proxy in front of versitygw that answers chosen PUTs with an
+  S3 error (500 InternalError, 503 SlowDown) and passes everything else through.
 
 The scripts install (pinned, cached) on first use; the fixtures here run their ``start``.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -242,7 +247,33 @@ class RecordingProxy:
     requests: list[tuple[str, str, dict[str, str], bytes]] = field(default_factory=list)
     token: str = field(default_factory=lambda: "tok-" + secrets.token_hex(16))
     uri: str = ""
+    #: Hold the first ``hold_commits`` table commits until all of them have arrived
+    #: (at most ``hold_timeout`` seconds), then forward them at once.
+    hold_commits: int = 0
+    hold_timeout: float = 60.0
+    #: (method, path, status) of every forwarded request, in the order answered.
+    statuses: list[tuple[str, str, int]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
+    _held: int = 0
+    _cv: threading.Condition = field(default_factory=threading.Condition)
+
+    @staticmethod
+    def is_commit(method: str, path: str) -> bool:
+        """A table commit: POST .../namespaces/<ns>/tables/<table> (not a create, rename or metrics report)."""
+        return method == "POST" and re.search(r"/namespaces/[^/]+/tables/[^/]+$", urllib.parse.urlsplit(path).path) is not None
+
+    def commit_statuses(self) -> list[int]:
+        return [st for m, p, st in self.statuses if self.is_commit(m, p)]
+
+    def _hold(self, method: str, path: str) -> None:
+        if not self.hold_commits or not self.is_commit(method, path):
+            return
+        with self._cv:
+            if self._held >= self.hold_commits:
+                return
+            self._held += 1
+            self._cv.notify_all()
+            self._cv.wait_for(lambda: self._held >= self.hold_commits, timeout=self.hold_timeout)
 
     def start(self) -> None:
         proxy = self
@@ -264,12 +295,14 @@ class RecordingProxy:
                                                  "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
                     if headers.get("authorization") != f"Bearer {proxy.token}":
                         return self._reply(401, {"error": {"message": "not authorized", "type": "NotAuthorizedException", "code": 401}})
+                proxy._hold(self.command, self.path)
                 u = urllib.parse.urlsplit(proxy.target)
                 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
                 fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")}
                 conn.request(self.command, self.path, body=body or None, headers=fwd)
                 rsp = conn.getresponse()
                 data = rsp.read()
+                proxy.statuses.append((self.command, self.path, rsp.status))
                 self.send_response(rsp.status)
                 for k, v in rsp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length", "content-encoding"):
@@ -288,6 +321,119 @@ class RecordingProxy:
                 self.wfile.write(data)
 
             do_GET = do_POST = do_HEAD = do_DELETE = _handle
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+
+@dataclass
+class S3FaultProxy:
+    """Forwards to an S3 endpoint, failing chosen object PUTs with an S3 error.
+
+    Requests pass through unchanged, the Host header included, so their SigV4
+    signatures still hold. A PUT fails when its key ends with ``fail_suffix`` and
+    it is the ``fail_nth`` such key to be PUT (0: every such key); every retry of
+    a failed key fails too, so the client's own retries cannot hide the fault.
+    """
+
+    target: str
+    fail_status: int = 500
+    fail_code: str = "InternalError"
+    fail_suffix: str = ""
+    fail_nth: int = 0
+    #: Keys of every PUT attempt, and of those answered with the error.
+    puts: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    uri: str = ""
+    _keys: list[str] = field(default_factory=list)
+    _doomed: set[str] = field(default_factory=set)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _server: ThreadingHTTPServer | None = None
+
+    def _fails(self, key: str) -> bool:
+        with self._lock:
+            self.puts.append(key)
+            if not key.endswith(self.fail_suffix):
+                return False
+            if key not in self._keys:
+                self._keys.append(key)
+                if self.fail_nth == 0 or len(self._keys) == self.fail_nth:
+                    self._doomed.add(key)
+            if key in self._doomed:
+                self.failed.append(key)
+                return True
+            return False
+
+    def start(self) -> None:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive and 100-continue, as S3 clients expect
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _body(self) -> bytes:
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    out = bytearray()
+                    while True:
+                        size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                        if size == 0:
+                            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                                pass
+                            return bytes(out)
+                        out += self.rfile.read(size)
+                        self.rfile.readline()
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def _handle(self) -> None:
+                body = self._body()
+                key = urllib.parse.urlsplit(self.path).path
+                if self.command == "PUT" and proxy._fails(key):
+                    data = (
+                        '<?xml version="1.0" encoding="UTF-8"?>'
+                        f"<Error><Code>{proxy.fail_code}</Code><Message>injected fault</Message>"
+                        f"<Resource>{key}</Resource><RequestId>fault-{secrets.token_hex(4)}</RequestId></Error>"
+                    ).encode()
+                    self.send_response(proxy.fail_status)
+                    self.send_header("Content-Type", "application/xml")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                u = urllib.parse.urlsplit(proxy.target)
+                conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+                conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                for k, v in self.headers.items():
+                    if k.lower() not in ("connection", "expect", "transfer-encoding", "content-length", "keep-alive"):
+                        conn.putheader(k, v)
+                if body or self.command in ("PUT", "POST"):
+                    conn.putheader("Content-Length", str(len(body)))
+                conn.endheaders(body or None)
+                rsp = conn.getresponse()
+                data = rsp.read()
+                self.send_response(rsp.status)
+                for k, v in rsp.getheaders():
+                    if k.lower() in ("transfer-encoding", "connection", "keep-alive"):
+                        continue
+                    if k.lower() == "content-length" and self.command != "HEAD":
+                        continue  # set below; a HEAD keeps the object's size
+                    self.send_header(k, v)
+                if self.command != "HEAD":
+                    self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                conn.close()
+
+            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _handle
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"

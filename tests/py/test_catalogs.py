@@ -9,6 +9,7 @@ computed here with pyarrow.
 from __future__ import annotations
 
 import json
+import multiprocessing as mp
 import secrets
 import time
 import uuid
@@ -22,7 +23,16 @@ import pytest
 
 import pyiceberg_go as ig
 from conftest import assert_same_rows, duckdb_scan
-from servers import RecordingProxy, RestServer, S3Server, own_rest_server, rest_server, s3_server  # noqa: F401
+from servers import (  # noqa: F401
+    RecordingProxy,
+    RestServer,
+    S3FaultProxy,
+    S3Server,
+    free_port,
+    own_rest_server,
+    rest_server,
+    s3_server,
+)
 
 CAT = "cat"
 MATRIX = ["sql-local", "sql-s3", "rest-local", "rest-s3"]
@@ -326,3 +336,300 @@ def test_bearer_token_with_s3_warehouse(tmp_path: Path, s3_server: S3Server, res
         proxy.stop()
     ref = pa.concat_tables([rows(range(30)).filter(pc.field("x") <= 5), rows(range(30, 40))])
     check(pyiceberg_catalog({"type": "rest", "uri": rest_server.uri, **s3_server.props()}), f"{unique}.t", False, ref)
+
+
+def snapshot_count(props: dict[str, str], ident: str) -> int:
+    return len(pyiceberg_catalog(props).load_table(ident).metadata.snapshots)
+
+
+FAULTS = {
+    # every object PUT answers 500: the SDK's retries all fail
+    "every-put-500": dict(fail_status=500, fail_code="InternalError"),
+    # the second data file is throttled for good, after others were uploaded
+    "second-data-file-slowdown": dict(fail_status=503, fail_code="SlowDown", fail_suffix=".parquet", fail_nth=2),
+    # every data file is uploaded, then the first manifest fails
+    "first-manifest-500": dict(fail_status=500, fail_code="InternalError", fail_suffix=".avro", fail_nth=1),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("kind", ["sql-s3", "rest-s3"])
+def test_s3_put_failures(kind: str, fault: str, tmp_path: Path, s3_server: S3Server, rest_for: Any, unique: str) -> None:
+    """S3 errors on PUT: a typed error, nothing committed, every uploaded file removed."""
+    props = catalog_props(kind, tmp_path, s3_server, rest_for(kind), unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    proxy = S3FaultProxy(s3_server.endpoint, **FAULTS[fault])
+    proxy.start()
+    try:
+        faulty = props | {"s3.endpoint": proxy.uri}
+        # CTAS through the faults: no table, no object left
+        ig.configure(catalogs={CAT: faulty})
+        started = time.monotonic()
+        with pytest.raises(ig.IcebergIOError) as e:
+            ig.writeTo(rows(range(40)), name).partitionedBy("p").create()
+        assert time.monotonic() - started < 60, "the client's retries must be bounded"
+        assert proxy.failed, "the fault never fired"
+        if fault == "every-put-500":
+            # after the first failed upload the other partitions' files are not sent (4 partitions)
+            assert len(set(proxy.puts)) < 4 and len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
+        assert proxy.fail_code in str(e.value) or str(proxy.fail_status) in str(e.value), str(e.value)
+        assert s3_server.secret_key not in str(e.value) and s3_server.access_key not in str(e.value)
+        assert not pyiceberg_catalog(props).table_exists(ident)
+        assert s3_server.files(unique) == []
+
+        # an existing table: the append fails, no snapshot, no orphan
+        ig.configure(catalogs={CAT: props})
+        ig.writeTo(rows(range(40)), name).partitionedBy("p").create()
+        objects = s3_server.files(unique)
+        proxy.puts.clear()
+        proxy.failed.clear()
+        proxy._keys.clear()
+        proxy._doomed.clear()
+        ig.configure(catalogs={CAT: faulty})
+        with pytest.raises(ig.IcebergIOError):
+            ig.writeTo(rows(range(40, 80), seed=1), name).append()
+        assert proxy.failed
+        uploaded = {k for k in proxy.puts if k.endswith(".parquet")} - set(proxy.failed)
+        if fault != "every-put-500":
+            assert uploaded, "no data file was uploaded before the fault: the cleanup is untested"
+    finally:
+        proxy.stop()
+    assert snapshot_count(props, ident) == 1
+    assert s3_server.files(unique) == objects, "files uploaded for the failed write were left behind"
+    check(pyiceberg_catalog(props), ident, False, rows(range(40)))
+
+
+@pytest.mark.parametrize("kind", ["sql-s3", "rest-s3"])
+def test_s3_endpoint_down(kind: str, tmp_path: Path, s3_server: S3Server, rest_for: Any, unique: str) -> None:
+    """Nothing listens at s3.endpoint: a typed error within seconds, not a retry storm."""
+    props = catalog_props(kind, tmp_path, s3_server, rest_for(kind), unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    down = props | {"s3.endpoint": f"http://127.0.0.1:{free_port()}"}
+    ig.configure(catalogs={CAT: down})
+    started = time.monotonic()
+    with pytest.raises(ig.IcebergIOError) as e:
+        ig.writeTo(rows(range(20)), name).partitionedBy("p").create()
+    assert time.monotonic() - started < 20
+    assert "127.0.0.1" in str(e.value) and "refused" in str(e.value).lower(), str(e.value)
+    assert not pyiceberg_catalog(props).table_exists(ident)
+
+    ig.configure(catalogs={CAT: props})
+    ig.writeTo(rows(range(20)), name).partitionedBy("p").create()
+    objects = s3_server.files(unique)
+    ig.configure(catalogs={CAT: down})
+    started = time.monotonic()
+    with pytest.raises(ig.IcebergIOError):
+        ig.writeTo(rows(range(20, 40)), name).append()
+    assert time.monotonic() - started < 20
+    assert snapshot_count(props, ident) == 1
+    assert s3_server.files(unique) == objects
+
+
+# --- concurrent commits on the REST catalog -------------------------------------------------------
+
+
+def _child(props: dict[str, str], conf: dict[str, str], op: str, name: str, arg: Any, out: Any) -> None:
+    """One writer in its own process; reports its outcome on ``out``."""
+    ig.configure(catalogs={CAT: props}, conf=conf)
+    try:
+        if op == "append":  # arg: (id range, seed[, a value of p to leave out])
+            data = rows(range(*arg[0]), seed=arg[1])
+            if len(arg) > 2:
+                data = data.filter(pc.field("p") != arg[2])
+            r = ig.writeTo(data, name).append()
+        else:
+            r = ig.table(name).delete(arg)
+        out.put(json.dumps({"ok": True, "snapshot_id": r.snapshot_id}))
+    except ig.IcebergGoError as e:
+        out.put(json.dumps({"ok": False, "type": type(e).__name__, "message": str(e)}))
+
+
+def run_children(jobs: list[tuple[dict[str, str], dict[str, str], str, str, Any]], while_running: Any = None) -> list[dict[str, Any]]:
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(*job, out)) for job in jobs]
+    for p in procs:
+        p.start()
+    if while_running is not None:
+        while_running()
+    results = [json.loads(out.get(timeout=240)) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    return results
+
+
+def orphans(pcat: Any, ident: str, folder: Path) -> set[str]:
+    """Data files under folder that no snapshot of the table references."""
+    t = pcat.load_table(ident)
+    live = {str(Path(f.removeprefix("file:"))) for f in t.inspect.all_files().column("file_path").to_pylist()}
+    return data_files(folder) - live
+
+
+@pytest.mark.parametrize("kind", ["rest-local", "rest-s3"])
+def test_rest_concurrent_appends_retry_the_409(kind: str, tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """Two processes append at once against one base: the server answers one commit 409, it is retried, both land."""
+    props = catalog_props(kind, tmp_path, s3_server, rest_server, unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    ig.configure(catalogs={CAT: props})
+    base = rows(range(40))
+    ig.writeTo(base, name).partitionedBy("p").create()
+    first = pyiceberg_catalog(props).load_table(ident).current_snapshot().snapshot_id
+    # The proxy holds each commit until both have arrived: both were planned on the same snapshot.
+    proxy = RecordingProxy(rest_server.uri, hold_commits=2)
+    proxy.start()
+    try:
+        via = props | {"uri": proxy.uri}
+        results = run_children([(via, {}, "append", name, ((100, 130), 1)), (via, {}, "append", name, ((200, 230), 2))])
+    finally:
+        proxy.stop()
+    assert all(r["ok"] for r in results), results
+    assert sorted(proxy.commit_statuses()) == [200, 200, 409], proxy.commit_statuses()
+    pcat = pyiceberg_catalog(props)
+    t = pcat.load_table(ident)
+    snaps = t.metadata.snapshots
+    assert len(snaps) == 3, "exactly one snapshot per append"
+    assert {s.snapshot_id for s in snaps[1:]} == {r["snapshot_id"] for r in results}
+    # serial: the retried append is on top of the other one
+    assert snaps[1].parent_snapshot_id == first and snaps[2].parent_snapshot_id == snaps[1].snapshot_id
+    check(pcat, ident, kind.endswith("local"), pa.concat_tables([base, rows(range(100, 130), seed=1), rows(range(200, 230), seed=2)]))
+    if kind.endswith("local"):
+        assert orphans(pcat, ident, tmp_path / "wh") == set()
+
+
+def test_rest_serializable_delete_against_concurrent_append(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """Copy-on-write delete vs an append of matching rows: the delete fails with CommitConflictError, nothing lost."""
+    props = catalog_props("rest-local", tmp_path, s3_server, rest_server, unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    ig.configure(catalogs={CAT: props})
+    base = rows(range(40))
+    ig.writeTo(base, name).partitionedBy("p").tableProperty("write.delete.mode", "copy-on-write").tableProperty(
+        "write.delete.isolation-level", "serializable"
+    ).create()
+    extra = rows(range(500, 512))  # every p, so some match the delete's filter
+    signal = tmp_path / "waiting"
+    conf = {"test.hooks": "true", "test.commit-delay-ms": "2500", "test.commit-delay-signal": str(signal)}
+
+    def append_while_delete_waits() -> None:
+        deadline = time.monotonic() + 120
+        while not signal.exists():
+            assert time.monotonic() < deadline, "the delete never reached its commit pause"
+            time.sleep(0.02)
+        ig.configure(catalogs={CAT: props})
+        ig.writeTo(extra, name).append()
+
+    [res] = run_children([(props, conf, "delete", name, "p = 'c'")], append_while_delete_waits)
+    assert res["ok"] is False and res["type"] == "CommitConflictError", res
+    pcat = pyiceberg_catalog(props)
+    concurrent = pcat.load_table(ident).current_snapshot().snapshot_id
+    assert str(concurrent) in res["message"], "the error must name the concurrent snapshot"
+    assert len(pcat.load_table(ident).metadata.snapshots) == 2
+    check(pcat, ident, True, pa.concat_tables([base, extra]))
+    assert orphans(pcat, ident, tmp_path / "wh") == set(), "the failed delete's rewritten files were left behind"
+
+
+def test_rest_delete_and_append_both_commit_after_409(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """A delete and an append that do not conflict, committed against one base: the 409 loser revalidates and lands."""
+    props = catalog_props("rest-local", tmp_path, s3_server, rest_server, unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    ig.configure(catalogs={CAT: props})
+    base = rows(range(40))
+    ig.writeTo(base, name).partitionedBy("p").tableProperty("write.delete.isolation-level", "serializable").create()
+    proxy = RecordingProxy(rest_server.uri, hold_commits=2)
+    proxy.start()
+    try:
+        via = props | {"uri": proxy.uri}
+        # the append adds no row the delete's filter matches, so serializable lets both commit
+        results = run_children([(via, {}, "delete", name, "p = 'c'"), (via, {}, "append", name, ((600, 640), 0, "c"))])
+    finally:
+        proxy.stop()
+    assert all(r["ok"] for r in results), results
+    assert sorted(proxy.commit_statuses()) == [200, 200, 409], proxy.commit_statuses()
+    pcat = pyiceberg_catalog(props)
+    snaps = pcat.load_table(ident).metadata.snapshots
+    assert len(snaps) == 3 and {s.snapshot_id for s in snaps[1:]} == {r["snapshot_id"] for r in results}
+    appended = rows(range(600, 640)).filter(pc.field("p") != "c")
+    check(pcat, ident, True, pa.concat_tables([base.filter(pc.field("p") != "c"), appended]))
+    assert orphans(pcat, ident, tmp_path / "wh") == set()
+
+
+# --- REPLACE / createOrReplace and server-chosen locations on REST ---------------------------------
+
+
+@pytest.mark.parametrize("kind", ["rest-local", "rest-s3"])
+def test_rest_replace_and_create_or_replace(kind: str, tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """REPLACE TABLE AS SELECT keeps history and uuid, is one commit, and PyIceberg reads the new table."""
+    props = catalog_props(kind, tmp_path, s3_server, rest_server, unique)
+    local = kind.endswith("local")
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    ig.configure(catalogs={CAT: props})
+    pcat = pyiceberg_catalog(props)
+    ig.writeTo(rows(range(30)), name).partitionedBy("p").create()
+    ig.writeTo(rows(range(30, 40)), name).append()
+
+    def one_commit_replacing(before: Any, res: Any) -> Any:
+        t = pcat.load_table(ident)
+        old = [s.snapshot_id for s in before.metadata.snapshots]
+        assert [s.snapshot_id for s in t.metadata.snapshots] == old + [res.snapshot_id], "history must be kept"
+        assert t.current_snapshot().snapshot_id == res.snapshot_id
+        assert t.current_snapshot().parent_snapshot_id is None, "main restarts with the replacement"
+        assert len(t.metadata.metadata_log) == len(before.metadata.metadata_log) + 1, "exactly one commit"
+        assert t.metadata.table_uuid == before.metadata.table_uuid
+        return t
+
+    # replace: another schema (p and label dropped, extra added), unpartitioned
+    before = pcat.load_table(ident)
+    new = pa.table({"id": pa.array(range(100, 125), pa.int64()), "x": pa.array([i % 5 for i in range(25)], pa.int64()),
+                    "extra": pa.array([f"e{i}" for i in range(25)])})
+    t = one_commit_replacing(before, ig.writeTo(new, name).replace())
+    assert t.spec().is_unpartitioned()
+    assert [f.name for f in t.schema().fields] == ["id", "x", "extra"]
+    # kept columns keep their ids, as Spark's REPLACE does
+    assert {f.name: f.field_id for f in before.schema().fields if f.name in ("id", "x")} == {
+        f.name: f.field_id for f in t.schema().fields if f.name in ("id", "x")
+    }
+    check(pcat, ident, local, new)
+
+    # createOrReplace on the existing table: replaces it, partitioned again
+    before = t
+    again = rows(range(200, 230), seed=4)
+    t = one_commit_replacing(before, ig.writeTo(again, name).partitionedBy("p").createOrReplace())
+    assert [f.name for f in t.spec().fields] == ["p"]
+    check(pcat, ident, local, again)
+
+    # replace keeping schema, spec and (no) sort order: the server is told the ids it already has
+    before = t
+    same = rows(range(300, 310), seed=5)
+    t = one_commit_replacing(before, ig.writeTo(same, name).partitionedBy("p").replace())
+    assert t.metadata.current_schema_id == before.metadata.current_schema_id
+    assert len(t.metadata.schemas) == len(before.metadata.schemas) and len(t.metadata.sort_orders) == len(before.metadata.sort_orders)
+    check(pcat, ident, local, same)
+
+    # createOrReplace of a table that does not exist: a create with one snapshot
+    res = ig.writeTo(rows(range(10)), f"{CAT}.{unique}.fresh").createOrReplace()
+    fresh = pcat.load_table(f"{unique}.fresh")
+    assert [s.snapshot_id for s in fresh.metadata.snapshots] == [res.snapshot_id]
+    check(pcat, f"{unique}.fresh", local, rows(range(10)))
+
+
+def test_rest_table_location_chosen_by_the_server(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """Without a warehouse path on the client, a new table goes where the server puts it."""
+    pcat = pyiceberg_catalog({"type": "rest", "uri": rest_server.uri})
+    server_wh = rest_server.warehouse.resolve()
+    for i, client in enumerate([{}, {"warehouse": "analytics"}]):  # absent, or a warehouse name
+        props = {"type": "rest", "uri": rest_server.uri} | client
+        ig.configure(catalogs={CAT: props})
+        table = f"t{i}"
+        data = rows(range(20), seed=i)
+        ig.writeTo(data, f"{CAT}.{unique}.{table}").partitionedBy("p").create()
+        t = pcat.load_table(f"{unique}.{table}")
+        loc = Path(t.metadata.location.removeprefix("file:"))
+        assert loc.is_relative_to(server_wh), f"{loc} is not under the server's warehouse {server_wh}"
+        assert loc.name == table
+        assert len(t.metadata.snapshots) == 1
+        assert data_files(loc) and orphans(pcat, f"{unique}.{table}", loc) == set()
+        check(pcat, f"{unique}.{table}", True, data)
+        ig.writeTo(rows(range(20, 30)), f"{CAT}.{unique}.{table}").append()
+        check(pcat, f"{unique}.{table}", True, pa.concat_tables([data, rows(range(20, 30))]))
+    # the location probes published nothing
+    assert sorted(n for _, n in pcat.list_tables(unique)) == ["t0", "t1"]

@@ -131,9 +131,10 @@ def test_row_group_and_page_properties_in_footers(pyiceberg_catalog: Any) -> Non
     )
     files = files_of(pyiceberg_catalog, "db.footers")
     sizes = files.column("file_size_in_bytes").to_pylist()
-    for path in files.column("file_path").to_pylist():
+    for path, size in zip(files.column("file_path").to_pylist(), sizes):
         md = pq.ParquetFile(local(path)).metadata
-        assert md.num_row_groups >= 2, "row-group-size-bytes must cut row groups"
+        if size > 2 * 100_000:
+            assert md.num_row_groups >= 2, "row-group-size-bytes must cut row groups"
         for i in range(md.num_row_groups):
             rg = md.row_group(i)
             compressed = sum(rg.column(c).total_compressed_size for c in range(rg.num_columns))
