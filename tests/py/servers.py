@@ -251,6 +251,8 @@ class RecordingProxy:
     #: (at most ``hold_timeout`` seconds), then forward them at once.
     hold_commits: int = 0
     hold_timeout: float = 60.0
+    #: Forward /v1/<strip_prefix>/... as /v1/... (a client configured with a REST ``prefix``).
+    strip_prefix: str | None = None
     #: (method, path, status) of every forwarded request, in the order answered.
     statuses: list[tuple[str, str, int]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -299,7 +301,10 @@ class RecordingProxy:
                 u = urllib.parse.urlsplit(proxy.target)
                 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
                 fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")}
-                conn.request(self.command, self.path, body=body or None, headers=fwd)
+                path = self.path
+                if proxy.strip_prefix and path.startswith(f"/v1/{proxy.strip_prefix}/"):
+                    path = "/v1/" + path[len(f"/v1/{proxy.strip_prefix}/"):]
+                conn.request(self.command, path, body=body or None, headers=fwd)
                 rsp = conn.getresponse()
                 data = rsp.read()
                 proxy.statuses.append((self.command, self.path, rsp.status))

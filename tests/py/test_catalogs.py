@@ -152,8 +152,27 @@ def test_write_operations_round_trip(kind: str, tmp_path: Path, s3_server: S3Ser
     ref = pa.concat_tables([ref.filter(~pc.is_in(pc.field("id"), src.column("id"))), src])
     check(pcat, ident, local, ref)
 
+    # update (copy-on-write) and overwrite(filter) with new rows
+    ig.table(name).update({"label": "'upd'"}, where="x = 3")
+    ref = ref.set_column(ref.schema.get_field_index("label"), "label",
+                         pc.if_else(pc.equal(ref.column("x"), 3), pa.scalar("upd"), ref.column("label")))
+    check(pcat, ident, local, ref)
+    repl = rows(range(2000, 2004), seed=4).filter(pc.field("p") == "c")
+    ig.writeTo(repl, name).overwrite("p = 'c'")
+    ref = pa.concat_tables([ref.filter(pc.field("p") != "c"), repl])
+    check(pcat, ident, local, ref)
+
+    # a branch: written through db.t.branch_x, main untouched
+    ig.table(name).create_branch("audit")
+    extra = rows(range(3000, 3003), seed=5)
+    ig.writeTo(extra, f"{name}.branch_audit").append()
+    check(pcat, ident, local, ref)
+    t = pcat.load_table(ident)
+    on_branch = t.scan(snapshot_id=t.metadata.snapshot_by_name("audit").snapshot_id).to_arrow()
+    assert_same_rows(on_branch.select(ref.column_names), pa.concat_tables([ref, extra]))
+
     # every operation is one snapshot, each visible to PyIceberg
-    assert len(pcat.load_table(ident).metadata.snapshots) == 5
+    assert len(pcat.load_table(ident).metadata.snapshots) == 8
     if kind.endswith("s3"):
         assert any(k.endswith(".parquet") for k in s3_server.files(f"{unique}/wh"))
 
@@ -633,3 +652,23 @@ def test_rest_table_location_chosen_by_the_server(tmp_path: Path, s3_server: S3S
         check(pcat, f"{unique}.{table}", True, pa.concat_tables([data, rows(range(20, 30))]))
     # the location probes published nothing
     assert sorted(n for _, n in pcat.list_tables(unique)) == ["t0", "t1"]
+
+
+def test_rest_prefix_is_sent(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """The `prefix` property puts every table call under /v1/<prefix>/ (a proxy strips it for the server)."""
+    proxy = RecordingProxy(rest_server.uri, strip_prefix="tenant7")
+    proxy.start()
+    try:
+        props = {"type": "rest", "uri": proxy.uri, "prefix": "tenant7", "warehouse": str(tmp_path / "wh")}
+        (tmp_path / "wh").mkdir()
+        ig.configure(catalogs={CAT: props})
+        ig.writeTo(rows(range(0, 5)), f"{CAT}.{unique}.p").create()
+        ig.writeTo(rows(range(5, 9)), f"{CAT}.{unique}.p").append()
+        paths = [r[1] for r in proxy.requests]
+        table_calls = [p for p in paths if "/namespaces" in p]
+        assert table_calls and all(p.startswith("/v1/tenant7/") for p in table_calls), paths
+    finally:
+        proxy.stop()
+    direct = {"type": "rest", "uri": rest_server.uri}
+    got = pyiceberg_catalog(direct).load_table(f"{unique}.p").scan().to_arrow()
+    assert_same_rows(got.select(["id", "x", "p", "label"]), rows(range(0, 9)))
