@@ -362,11 +362,10 @@ func withoutPrefix(m map[string]string, prefix string) bool {
 	return true
 }
 
-// fileIDs reads the id column of one Parquet data file directly.
-func fileIDs(t testing.TB, path string) []int64 {
+// readParquet reads one Parquet data file directly; the caller releases it.
+func readParquet(t testing.TB, path string) arrow.Table {
 	t.Helper()
-	path = strings.TrimPrefix(path, "file://")
-	rdr, err := file.OpenParquetFile(path, false)
+	rdr, err := file.OpenParquetFile(strings.TrimPrefix(path, "file://"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +378,13 @@ func fileIDs(t testing.TB, path string) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl
+}
+
+// fileIDs reads the id column of one Parquet data file directly.
+func fileIDs(t testing.TB, path string) []int64 {
+	t.Helper()
+	tbl := readParquet(t, path)
 	defer tbl.Release()
 	idx := tbl.Schema().FieldIndices("id")
 	if len(idx) != 1 {

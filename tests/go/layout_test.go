@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,9 +15,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -29,28 +25,10 @@ import (
 // headDataFiles lists the live data files of a table's head.
 func headDataFiles(t testing.TB, tbl *table.Table) []iceberg.DataFile {
 	t.Helper()
-	fs, err := tbl.FS(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []iceberg.DataFile
-	sn := tbl.CurrentSnapshot()
-	if sn == nil {
-		return nil
-	}
-	manifests, err := sn.Manifests(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range manifests {
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			if e.DataFile().ContentType() == iceberg.EntryContentData {
-				out = append(out, e.DataFile())
-			}
+	for _, df := range headFiles(t, tbl) {
+		if df.ContentType() == iceberg.EntryContentData {
+			out = append(out, df)
 		}
 	}
 	return out
@@ -59,19 +37,7 @@ func headDataFiles(t testing.TB, tbl *table.Table) []iceberg.DataFile {
 // fileRows reads one data file's rows, in file order.
 func fileRows(t testing.TB, path string) []row {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(strings.TrimPrefix(path, "file://"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readParquet(t, path)
 	defer tbl.Release()
 	var out []row
 	tr := array.NewTableReader(tbl, 1<<20)

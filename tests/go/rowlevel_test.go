@@ -29,37 +29,46 @@ func keepIDs(lo, hi int64, keep func(r row) bool) []int64 { return idRange(lo, h
 // the delete files per data file they reference.
 func liveFiles(t testing.TB, tbl *table.Table) (data, deletes int, perFile map[string]int) {
 	t.Helper()
+	perFile = map[string]int{}
+	for _, df := range headFiles(t, tbl) {
+		if df.ContentType() == iceberg.EntryContentData {
+			data++
+			continue
+		}
+		deletes++
+		if ref := df.ReferencedDataFile(); ref != nil {
+			perFile[*ref]++
+		}
+	}
+	return
+}
+
+// headFiles lists the live files (data and delete) of a table's head.
+func headFiles(t testing.TB, tbl *table.Table) []iceberg.DataFile {
+	t.Helper()
 	fs, err := tbl.FS(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	perFile = map[string]int{}
 	sn := tbl.CurrentSnapshot()
 	if sn == nil {
-		return
+		return nil
 	}
 	manifests, err := sn.Manifests(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []iceberg.DataFile
 	for _, m := range manifests {
 		entries, err := m.FetchEntries(fs, true)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range entries {
-			df := e.DataFile()
-			if df.ContentType() == iceberg.EntryContentData {
-				data++
-				continue
-			}
-			deletes++
-			if ref := df.ReferencedDataFile(); ref != nil {
-				perFile[*ref]++
-			}
+			out = append(out, e.DataFile())
 		}
 	}
-	return
+	return out
 }
 
 func TestDeleteMetadataOnlyThenCopyOnWrite(t *testing.T) {
