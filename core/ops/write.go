@@ -667,7 +667,9 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	}
 	// Our files carry field ids, so no name mapping is needed (and a stale one
 	// would survive a replace).
-	if err := st.tx.AddDataFiles(ctx, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping()); err != nil {
+	// Our files have fresh, unique names: iceberg-go's duplicate check would
+	// read every manifest of the table on every append.
+	if err := st.tx.AddDataFiles(ctx, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
 		return nil, nil, stagingErr(err)
 	}
 	return st.finish(ctx, nil)
@@ -767,13 +769,20 @@ func (w *writer) publish(ctx context.Context, p *plan, reqs []table.Requirement,
 	}
 	// From here the commit runs to its end: a cancel arriving now must not
 	// leave its outcome unknown.
-	if _, _, err := w.cat.CommitTable(context.WithoutCancel(ctx), w.ident, reqs, updates); err != nil {
+	meta, loc, err := w.cat.CommitTable(context.WithoutCancel(ctx), w.ident, reqs, updates)
+	if err != nil {
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			w.removeStaged(ctx, p, updates)
 		}
 		return nil, err
 	}
-	return w.cat.LoadTable(context.WithoutCancel(ctx), w.ident)
+	if meta == nil {
+		return w.cat.LoadTable(context.WithoutCancel(ctx), w.ident)
+	}
+	// The commit answers with the new metadata: no second read (which
+	// parses the whole, growing, metadata file again).
+	fsF := func(ctx context.Context) (icebergio.IO, error) { return w.cat.WriteFS(ctx, meta.Properties(), meta.Location()) }
+	return table.New(w.ident, meta, loc, fsF, w.cat), nil
 }
 
 // removeStaged deletes the manifest list and the new manifests of the
