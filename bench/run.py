@@ -627,7 +627,7 @@ def run_child(name: str, workload: str, data: Path, run: int, log) -> dict:
     return res
 
 
-def versions(ours: dict, spark: dict | None) -> dict:
+def versions(ours: dict, spark: dict | None = None) -> dict:
     from importlib import metadata
 
     v = {"python": platform.python_version()}
