@@ -6,7 +6,9 @@ Usage (from the repository root, with the project's virtualenv):
     .venv/bin/python bench/dml.py --quick    # SF 0.01, 1 run, checks the harness works; times mean nothing
     .venv/bin/python bench/dml.py --runs 5 --sf 1 --workloads D2
     .venv/bin/python bench/dml.py --workloads M1,M2 --n 1000 --n-ours 100000,1000000
-    .venv/bin/python bench/dml.py --docs-from bench/.data/dml-results-<stamp>.json   # re-render the docs
+    .venv/bin/python bench/dml.py --workloads M3 --runs 1 --pyiceberg-cap 1200   # 600k-row upsert vs PyIceberg, delta-rs, Spark
+    .venv/bin/python bench/dml.py --docs-from bench/.data/dml-results-<a>.json,bench/.data/dml-results-<b>.json
+        # re-render the docs from earlier runs (for each workload the latest file holding it wins)
 
 Set-up, once per scale factor and untimed: lineitem gets an `l_shipmonth` int column
 (year * 12 + month - 1 of `l_shipdate`) and is written by PyIceberg into a table partitioned by
@@ -26,9 +28,16 @@ Workloads:
         at each N of --n-ours
     M2  MERGE INTO with deletes (ours only; PyIceberg has none): N rows, a third deletes of existing
         keys (op 'D'), a third updates, a third new keys; at every N of --n and --n-ours
+    M3  the issue's MERGE benchmark: M1's source at N=--n-m3 (600k: half updates, half new keys)
+        upserted into the partitioned table and into an unpartitioned copy of the same rows, by ours,
+        PyIceberg's upsert (killed at --pyiceberg-cap seconds: then "> cap" is recorded), delta-rs
+        `DeltaTable.merge` on the same rows written once as Delta tables (partitioned by l_shipmonth
+        and not), and Spark 4.1 `MERGE INTO` in a warm session (bench/sparkbench.py's)
 
-M1/M2 sources are made once per (scale factor, N), untimed, from a seeded random sample of the
-table's rows, and held in memory as a pyarrow Table before timing.
+M1/M2/M3 sources are made once per (scale factor, N), untimed, from a seeded random sample of the
+table's rows, and held in memory as a pyarrow Table before timing (Spark: a cached DataFrame).
+M3's unpartitioned Iceberg table is written once by PyIceberg like the partitioned one; the two
+Delta tables once by `write_deltalake`; every measurement gets a fresh copy of its pristine table.
 """
 
 from __future__ import annotations
@@ -66,6 +75,12 @@ M2_CLAUSES = ("whenMatched(\"source.op = 'D'\").delete().whenMatched().updateAll
 # CI runs --quick: SF 0.01 (60k rows) and small sources keep it to seconds.
 DEFAULT_N, DEFAULT_N_OURS = "1000", "100000,1000000"
 QUICK_N, QUICK_N_OURS = "50", "2000"
+# M3: the issue's 600k-row source (10% of SF1); PyIceberg's upsert is killed after the cap.
+DEFAULT_N_M3, QUICK_N_M3 = 600_000, 2000
+DEFAULT_PYICEBERG_CAP_S, QUICK_PYICEBERG_CAP_S = 1200.0, 30.0
+M3_LAYOUTS = ("partitioned", "unpartitioned")
+M3_ON = " AND ".join(f"t.{k} = s.{k}" for k in MERGE_KEYS)
+SPARK_WARMUP_ROWS, SPARK_WARMUP_SOURCE = 50_000, 5_000
 
 WORKLOADS = {
     "D1": "overwrite the partition of one month (identity(l_shipmonth)) with new rows for that month",
@@ -74,6 +89,10 @@ WORKLOADS = {
           "`l_comment` prefixed by 'upd ', N/2 new keys (l_orderkey above the table's maximum)",
     "M2": f"MERGE INTO with deletes, `{M2_CLAUSES}`: N rows, N/3 existing keys with op 'D', N/3 existing keys "
           "changed as in M1 (op 'U'), the rest new keys (op 'I')",
+    "M3": "the issue's MERGE benchmark: M1's source at N (N/2 updates of existing keys, N/2 new keys) merged on "
+          "(l_orderkey, l_linenumber) into the partitioned table and into an unpartitioned copy of the same rows; "
+          "against PyIceberg's upsert, delta-rs `DeltaTable.merge` on the same rows as Delta tables, and Spark 4.1 "
+          "`MERGE INTO` (warm session)",
 }
 
 
@@ -85,6 +104,14 @@ class Competitor:
     ours: bool = False
     # Which source sizes it runs at (M workloads): "cmp" the --n list, "all" --n and --n-ours.
     sizes: str = ""
+    # Further workloads it takes part in, with the same call (M3 reuses M1's upserts).
+    also: tuple = ()
+    # What it writes and how the result is read back: "iceberg" (by PyIceberg), "delta" (by deltalake).
+    kind: str = "iceberg"
+    spark: bool = False
+
+    def runs_in(self, workload: str) -> bool:
+        return workload == self.workload or workload in self.also
 
 
 COMPETITORS = [
@@ -96,11 +123,22 @@ COMPETITORS = [
                ours=True),
     Competitor("pyiceberg.delete", "D2", "PyIceberg `tbl.delete(delete_filter=cond)` (the same condition as text)"),
     Competitor("pyiceberg_go.upsert", "M1", "ours: `ig.table(t).upsert(src, [\"l_orderkey\", \"l_linenumber\"])` "
-               "(a MERGE INTO, copy-on-write)", ours=True, sizes="all"),
-    Competitor("pyiceberg.upsert", "M1", "PyIceberg `tbl.upsert(src, join_cols=[\"l_orderkey\", \"l_linenumber\"])`",
-               sizes="cmp"),
+               "(a MERGE INTO, copy-on-write)", ours=True, sizes="all", also=("M3",)),
+    Competitor("pyiceberg.upsert", "M1", "PyIceberg `tbl.upsert(src, join_cols=[\"l_orderkey\", \"l_linenumber\"])` "
+               "(M3: killed after `--pyiceberg-cap` seconds)", sizes="cmp", also=("M3",)),
     Competitor("pyiceberg_go.merge", "M2", "ours: `ig.mergeInto(src, t, \"target.l_orderkey = source.l_orderkey AND "
                f"target.l_linenumber = source.l_linenumber\").{M2_CLAUSES}.merge()`", ours=True, sizes="all"),
+    Competitor("pyiceberg_go.mergeInto", "M3", "ours: `ig.mergeInto(src, t, \"target.l_orderkey = source.l_orderkey AND "
+               "target.l_linenumber = source.l_linenumber\").whenMatched().updateAll().whenNotMatched().insertAll()"
+               ".merge()` (the explicit clauses upsert builds)", ours=True),
+    Competitor("deltalake.merge", "M3", f"delta-rs `DeltaTable(path).merge(source=src, predicate=\"{M3_ON}\", "
+               "source_alias=\"s\", target_alias=\"t\").when_matched_update_all().when_not_matched_insert_all()"
+               ".execute()` on the same rows written once by `write_deltalake` (partitioned by l_shipmonth, or not)",
+               kind="delta"),
+    Competitor("spark.merge_into", "M3", f"Spark 4.1 + Iceberg (local[2], 4 GB driver, JDBC catalog on the SQLite "
+               f"file): `MERGE INTO local.bench.lineitem t USING src s ON {M3_ON} WHEN MATCHED THEN UPDATE SET * "
+               "WHEN NOT MATCHED THEN INSERT *`, src a cached DataFrame's temp view; the session first merges "
+               f"{SPARK_WARMUP_SOURCE:,} source rows into a {SPARK_WARMUP_ROWS:,}-row twin table (untimed)", spark=True),
 ]
 BY_NAME = {c.name: c for c in COMPETITORS}
 
@@ -270,20 +308,90 @@ def _per_month(table) -> dict:
                                               g.column("l_quantity_sum").to_pylist())}
 
 
-def verify(work: Path, workload: str, data_path: Path, setup: dict, src=None) -> dict:
-    """Reads the table back with PyIceberg and compares it with the expectation pyarrow computes
-    from the input (untimed)."""
+def _delta_commit(dtable) -> dict:
+    """The last Delta commit in the Iceberg snapshot summary's terms (records of removed/added files)."""
+    h = dtable.history(1)[0]
+    raw = h.get("operationMetrics") or {}
+    m = {k: int(v) for k, v in raw.items() if str(v).lstrip("-").isdigit()}
+
+    def get(name: str) -> int:
+        # delta-rs writes snake_case metric names (num_target_rows_copied); Delta Spark camelCase.
+        camel = "".join(w.capitalize() if i else w for i, w in enumerate(name.split("_")))
+        return m.get(name, m.get(camel, 0))
+
+    kept = get("num_target_rows_copied") + get("num_target_rows_updated")
+    return {"operation": str(h.get("operation", "?")).lower(),
+            "deleted-data-files": get("num_target_files_removed"),
+            "added-data-files": get("num_target_files_added"),
+            "deleted-records": kept + get("num_target_rows_deleted"),
+            "added-records": kept + get("num_target_rows_inserted"), "delta_metrics": m}
+
+
+def _read_back(work: Path, setup: dict, cols, delta_path: Path | None):
+    """The table's columns cols after the operation, what it committed and its data file count:
+    Iceberg tables read by PyIceberg, Delta tables by deltalake."""
+    if delta_path is not None:
+        from deltalake import DeltaTable
+
+        dtable = DeltaTable(str(delta_path))
+        got = dtable.to_pyarrow_table(columns=list(cols))
+        files = dtable.file_uris() if hasattr(dtable, "file_uris") else dtable.files()
+        return got, _delta_commit(dtable), len(files)
+    tbl = base._sql_catalog(work).load_table(TABLE)
+    got = tbl.scan(selected_fields=tuple(cols)).to_arrow()
+    return got, _snapshots_since(tbl, setup["base_snapshot_id"]), len(tbl.inspect.files())
+
+
+def _checksum(table) -> dict:
+    """Row count, sum(l_quantity) and a sha256 over l_quantity and l_comment in key order: equal
+    checksums mean equal values in those columns, whichever engine wrote them."""
+    import hashlib
+
+    import pyarrow.compute as pc
+
+    t = _by_key(table.select(MERGE_KEYS + ["l_quantity", "l_comment"]))
+    h = hashlib.sha256()
+    for col in ("l_quantity", "l_comment"):
+        for chunk in t.column(col).cast("string").chunks:
+            h.update("\x1f".join(chunk.to_pylist()).encode())
+        h.update(b"\x1e")
+    return {"rows": t.num_rows, "l_quantity_sum": str(pc.sum(t.column("l_quantity")).as_py()),
+            "sha256": h.hexdigest()}
+
+
+def verify_m3(got, full, src, problems: list, c: dict) -> None:
+    """M3's own checks on top of verify_merge: the row count is the table's plus the new keys, and
+    the checksums of the updated and of the inserted rows equal those of the source's rows."""
+    src = _loose(src)
+    upd = src.join(full.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left semi")
+    ins = src.join(full.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left anti")
+    want_rows = full.num_rows + ins.num_rows
+    c["rows_expected_by_count"] = want_rows
+    if got.num_rows != want_rows:
+        problems.append(f"{got.num_rows:,} rows after, expected {full.num_rows:,} + {ins.num_rows:,} new keys")
+    for what, part in (("updated", upd), ("inserted", ins)):
+        want = _checksum(part)
+        have = _checksum(_loose(got).join(part.select(MERGE_KEYS), keys=MERGE_KEYS, join_type="left semi"))
+        c[f"checksum_{what}"] = {"got": have, "want": want}
+        if have != want:
+            problems.append(f"checksum of the {part.num_rows:,} {what} rows differs: got {have}, want {want}")
+
+
+def verify(work: Path, workload: str, data_path: Path, setup: dict, src=None, delta_path: Path | None = None) -> dict:
+    """Reads the table back (PyIceberg; deltalake for Delta) and compares it with the expectation
+    pyarrow computes from the input (untimed)."""
     import pyarrow.compute as pc
 
     full = with_month(base.load_lineitem(data_path, "W1", "verify"))
-    tbl = base._sql_catalog(work).load_table(TABLE)
-    cols = MERGE_COLS if workload in ("M1", "M2") else (MONTH_COL, "l_orderkey", "l_linenumber", "l_quantity")
-    got = tbl.scan(selected_fields=cols).to_arrow()
-    c = {"rows_read_back": got.num_rows, "snapshot": _snapshots_since(tbl, setup["base_snapshot_id"]),
-         "data_files": len(tbl.inspect.files())}
+    merge = workload in ("M1", "M2", "M3")
+    cols = MERGE_COLS if merge else (MONTH_COL, "l_orderkey", "l_linenumber", "l_quantity")
+    got, snapshot, files = _read_back(work, setup, cols, delta_path)
+    c = {"rows_read_back": got.num_rows, "snapshot": snapshot, "data_files": files}
     problems = []
-    if workload in ("M1", "M2"):
+    if merge:
         exp_rows, exp_months = verify_merge(got, full, src, problems, c)
+        if workload == "M3":
+            verify_m3(got, full, src, problems, c)
     elif workload == "D1":
         m = setup["d1_month"]
         new = new_month_rows(full, m)
@@ -334,19 +442,31 @@ def child(args) -> None:
 
     name, work = args.child, Path(args.workdir)
     comp = BY_NAME[name]
+    workload = args.workload or comp.workload
     setup = json.loads(Path(args.setup).read_text())
-    result: dict = {"competitor": name, "workload": comp.workload, "n": int(args.n) if args.n else None}
+    result: dict = {"competitor": name, "workload": workload, "n": int(args.n) if args.n else None,
+                    "layout": args.layout}
+    delta_path = Path(args.delta) if args.delta else None
 
-    # Untimed set-up: imports, catalog, the table handle, D1's new rows or M1/M2's source in memory.
+    # Untimed set-up: imports, catalog, the table handle, D1's new rows or M1/M2/M3's source in memory.
     src = None
-    if comp.workload == "D1":
+    if workload == "D1":
         month_df = pq.read_table(setup["d1_input"])
         result["input_rows"] = month_df.num_rows
-    elif comp.workload in ("M1", "M2"):
+    elif workload in ("M1", "M2", "M3"):
         src = pq.read_table(args.source)
         result["input_rows"] = src.num_rows
         on = " AND ".join(f"target.{k} = source.{k}" for k in MERGE_KEYS)
-    if comp.ours:
+    if comp.spark:
+        spark_merge(result, work, Path(args.source), args.layout, Path(args.result + ".pre"))
+        ret = None
+    elif comp.kind == "delta":
+        from deltalake import DeltaTable
+
+        dtable = DeltaTable(str(delta_path))
+        op = lambda: (dtable.merge(source=src, predicate=M3_ON, source_alias="s", target_alias="t")  # noqa: E731
+                      .when_matched_update_all().when_not_matched_insert_all().execute())
+    elif comp.ours:
         import pyiceberg_go as ig
 
         ig.configure(catalogs={CATALOG: {"type": "sql", "uri": f"sqlite:///{work}/catalog.db",
@@ -358,6 +478,11 @@ def child(args) -> None:
             op = lambda: ig.writeTo(month_df, IDENT).overwritePartitions()  # noqa: E731
         elif name == "pyiceberg_go.upsert":
             op = lambda: ig.table(IDENT).upsert(src, MERGE_KEYS)  # noqa: E731
+        elif name == "pyiceberg_go.mergeInto":
+            op = lambda: (ig.mergeInto(src, IDENT, on)  # noqa: E731
+                          .whenMatched().updateAll()
+                          .whenNotMatched().insertAll()
+                          .merge())
         elif name == "pyiceberg_go.merge":
             op = lambda: (ig.mergeInto(src, IDENT, on)  # noqa: E731
                           .whenMatched("source.op = 'D'").delete()
@@ -375,28 +500,93 @@ def child(args) -> None:
         else:
             op = lambda: tbl.delete(delete_filter=setup["d2_condition"])  # noqa: E731
 
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-    result["rss_baseline_mb"] = base._status_mb("VmRSS")
-    result["peak_reset"] = base._reset_peak()
-    cpu0 = _cpu_s()
-    t0 = time.perf_counter()
-    ret = op()
-    result["seconds"] = time.perf_counter() - t0
-    result["cpu_s"] = _cpu_s() - cpu0
-    result["rss_peak_mb"] = base._status_mb("VmHWM")
-    result["rss_after_mb"] = base._status_mb("VmRSS")
+    if not comp.spark:
+        gc.collect()
+        pa.default_memory_pool().release_unused()
+        result["rss_baseline_mb"] = base._status_mb("VmRSS")
+        result["peak_reset"] = base._reset_peak()
+        cpu0 = _cpu_s()
+        # For the parent, should it kill this process at the cap: the baseline and CPU at the start.
+        Path(args.result + ".pre").write_text(json.dumps({"rss_baseline_mb": result["rss_baseline_mb"],
+                                                          "cpu_s": cpu0, "pid": os.getpid()}))
+        t0 = time.perf_counter()
+        ret = op()
+        result["seconds"] = time.perf_counter() - t0
+        result["cpu_s"] = _cpu_s() - cpu0
+        result["rss_peak_mb"] = base._status_mb("VmHWM")
+        result["rss_after_mb"] = base._status_mb("VmRSS")
     if comp.ours:
         metrics = getattr(ret, "merge", None) if src is not None else getattr(ret, "metrics", None)
         result["ours_result"] = metrics if isinstance(metrics, dict) else repr(ret)[:300]
-    elif src is not None:
+    elif comp.kind == "delta":
+        result["delta_result"] = ret
+    elif src is not None and ret is not None:
         result["pyiceberg_result"] = {"rows_updated": ret.rows_updated, "rows_inserted": ret.rows_inserted}
 
-    check = verify(work, comp.workload, Path(args.data), setup, src)
+    check = verify(work, workload, Path(args.data), setup, src, delta_path)
     result["check"] = check
     result["problems"] = check.pop("problems")
     result["ok"] = not result["problems"]
     Path(args.result).write_text(json.dumps(result, default=str))
+
+
+def _proc_cpu_s(pid: str) -> float:
+    """User + system CPU seconds of process pid so far, all its threads (from /proc/pid/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spark_merge(result: dict, work: Path, source: Path, layout: str, pre: Path) -> None:
+    """M3's Spark measurement: a warm local[2] session (bench/sparkbench.py's) on the copy of the
+    Iceberg table, the source as a cached DataFrame's temp view, MERGE INTO timed; the JVM's RSS and
+    CPU seconds."""
+    import sparkbench
+
+    t0 = time.perf_counter()
+    spark = sparkbench.start_session(work, Path(os.environ["BENCH_SPARK_JARS"]))
+    spark.sparkContext.setLogLevel("ERROR")
+    result["session_start_s"] = time.perf_counter() - t0
+    jvm_pid = str(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+    t0 = time.perf_counter()
+    df = spark.read.parquet(str(source)).cache()
+    n = df.count()
+    result["load_s"] = time.perf_counter() - t0
+    if n != result["input_rows"]:
+        raise SystemExit(f"Spark loaded {n} source rows, expected {result['input_rows']}")
+    df.createOrReplaceTempView("src")
+    target = sparkbench.TABLE
+    if target != f"{CATALOG}.{TABLE}":
+        raise SystemExit(f"sparkbench.TABLE is {target}, this benchmark's table is {CATALOG}.{TABLE}")
+
+    def merge_sql(into: str, using: str) -> str:
+        return (f"MERGE INTO {into} t USING {using} s ON {M3_ON} "
+                "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+
+    # Warm the session: the same MERGE of a slice of the source into a small twin table of the same
+    # layout (class loading, JIT, codegen), then drop it.
+    part = f"PARTITIONED BY ({MONTH_COL}) " if layout == "partitioned" else ""
+    t0 = time.perf_counter()
+    spark.sql(f"CREATE TABLE {sparkbench.WARMUP} USING iceberg {part}"
+              "TBLPROPERTIES ('write.parquet.compression-codec'='zstd') "
+              f"AS SELECT * FROM {target} LIMIT {SPARK_WARMUP_ROWS}")
+    spark.sql(merge_sql(sparkbench.WARMUP, f"(SELECT * FROM src LIMIT {SPARK_WARMUP_SOURCE})")).collect()
+    result["warmup_s"] = time.perf_counter() - t0
+    spark.sql(f"DROP TABLE {sparkbench.WARMUP} PURGE")
+
+    result["rss_baseline_mb"] = base._status_mb("VmRSS", jvm_pid)
+    result["peak_reset"] = base._reset_peak(jvm_pid)
+    cpu0 = _proc_cpu_s(jvm_pid)
+    pre.write_text(json.dumps({"rss_baseline_mb": result["rss_baseline_mb"], "cpu_s": cpu0, "pid": jvm_pid}))
+    t0 = time.perf_counter()
+    out = spark.sql(merge_sql(target, "src")).collect()
+    result["seconds"] = time.perf_counter() - t0
+    result["cpu_s"] = _proc_cpu_s(jvm_pid) - cpu0
+    result["rss_peak_mb"] = base._status_mb("VmHWM", jvm_pid)
+    result["rss_after_mb"] = base._status_mb("VmRSS", jvm_pid)
+    result["rss_of"] = f"JVM pid {jvm_pid}"
+    result["spark_result"] = [r.asDict() for r in out]
+    spark.stop()
 
 
 def make_source_child(args) -> None:
@@ -418,15 +608,29 @@ def prepare_child(args) -> None:
 
     work, out = Path(args.workdir), Path(args.result)
     data = with_month(base.load_lineitem(Path(args.data), "W1", "prepare"))
+    if args.layout == "delta-partitioned" or args.layout == "delta-unpartitioned":
+        from deltalake import write_deltalake
+
+        t0 = time.perf_counter()
+        write_deltalake(str(work), data, partition_by=[MONTH_COL] if args.layout == "delta-partitioned" else None)
+        out.write_text(json.dumps({"rows": data.num_rows, "prepare_write_s": time.perf_counter() - t0,
+                                   "data_files": sum(1 for _ in work.rglob("*.parquet"))}))
+        return
     months = sorted(pc.unique(data.column(MONTH_COL)).to_pylist())
     cat = base._sql_catalog(work)
     cat.create_namespace_if_not_exists("bench")
     tbl = cat.create_table(TABLE, schema=data.schema, properties={"write.parquet.compression-codec": "zstd"})
-    with tbl.update_spec() as spec:
-        spec.add_field(MONTH_COL, IdentityTransform(), MONTH_COL)
+    if args.layout != "unpartitioned":
+        with tbl.update_spec() as spec:
+            spec.add_field(MONTH_COL, IdentityTransform(), MONTH_COL)
     t0 = time.perf_counter()
     tbl.append(data)
     write_s = time.perf_counter() - t0
+    if args.layout == "unpartitioned":
+        out.write_text(json.dumps({"rows": data.num_rows, "data_files": len(tbl.inspect.files()),
+                                   "prepare_write_s": write_s, "base_snapshot_id": tbl.current_snapshot().snapshot_id,
+                                   "workdir": str(work)}))
+        return
     # D1 overwrites a month in the middle of the range; D2 touches every tenth month from the sixth.
     d1_month = months[len(months) // 2]
     d2_months = months[5::10][:D2_MONTHS]
@@ -448,13 +652,53 @@ def prepare_child(args) -> None:
 
 # --------------------------------------------------------------------------- parent side
 
-def _run(cmd: list[str], log) -> tuple[int, float]:
+def _run(cmd: list[str], log, cap_s: float | None = None, pre: Path | None = None) -> tuple[int, float, dict | None]:
+    """Runs a child and waits for it. With cap_s and pre: once the child writes pre (its state as
+    its timed call begins) it gets cap_s seconds, then it is killed and the returned dict holds what
+    the call had used by then (peak RSS since the reset, CPU seconds, of the process pre names).
+    Any child is killed after the harness's hour."""
+    import signal
+
+    log.flush()
     proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=base.child_env(), cwd=ROOT)
-    timer = threading.Timer(base.CHILD_TIMEOUT_S, proc.kill)
-    timer.start()
+    done, capped = threading.Event(), {}
+
+    def kill(why: str) -> None:
+        if done.is_set():
+            return
+        if pre is not None and pre.exists():
+            try:
+                p = json.loads(pre.read_text())
+                capped.update({"rss_peak_mb": base._status_mb("VmHWM", str(p["pid"])),
+                               "rss_baseline_mb": p["rss_baseline_mb"],
+                               "cpu_s": _proc_cpu_s(str(p["pid"])) - p["cpu_s"]})
+            except (OSError, ValueError, KeyError) as e:
+                capped["capture_error"] = repr(e)
+        capped["killed"] = why
+        if not done.is_set():
+            os.kill(proc.pid, signal.SIGKILL)  # our own child; the Spark JVM dies with its parent's pipe
+
+    def watch() -> None:
+        # The cap's clock starts when the timed call does (pre appears), not at the child's start.
+        while pre is not None and not pre.exists() and not done.wait(0.2):
+            pass
+        if done.is_set() or cap_s is None:
+            return
+        t0 = time.perf_counter()
+        if not done.wait(cap_s):
+            capped["seconds_at_kill"] = time.perf_counter() - t0
+            kill(f"cap of {cap_s:.0f} s")
+
+    hour = threading.Timer(base.CHILD_TIMEOUT_S, kill, args=("the harness's timeout",))
+    hour.daemon = True
+    hour.start()
+    if cap_s is not None and pre is not None:
+        threading.Thread(target=watch, daemon=True).start()
     _, status, usage = os.wait4(proc.pid, 0)  # per-child rusage, unlike RUSAGE_CHILDREN
-    timer.cancel()
-    return os.waitstatus_to_exitcode(status), usage.ru_maxrss / 1024
+    done.set()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    hour.cancel()
+    return proc.returncode, usage.ru_maxrss / 1024, capped or None
 
 
 def ensure_prepared(sf: str, data: Path, log) -> tuple[Path, dict]:
@@ -469,7 +713,7 @@ def ensure_prepared(sf: str, data: Path, log) -> tuple[Path, dict]:
     work.mkdir(parents=True)
     root.mkdir(parents=True)
     print(f"preparing the partitioned lineitem table at SF{sf} with PyIceberg (untimed, once)", flush=True)
-    rc, _ = _run([sys.executable, str(Path(__file__).resolve()), "--prepare", "--data", str(data),
+    rc, _, _ = _run([sys.executable, str(Path(__file__).resolve()), "--prepare", "--data", str(data),
                   "--workdir", str(work), "--result", str(root / "setup.tmp.json")], log)
     if rc != 0:
         raise SystemExit(f"preparing the table failed (exit {rc}); see {log.name}")
@@ -479,9 +723,38 @@ def ensure_prepared(sf: str, data: Path, log) -> tuple[Path, dict]:
     return root, json.loads(setup_file.read_text())
 
 
-def scratch_dir(sf: str) -> Path:
+def ensure_layout(sf: str, root: Path, data: Path, layout: str, log) -> dict:
+    """M3's other pristine tables, made once: the unpartitioned Iceberg table (PyIceberg), the two
+    Delta tables (write_deltalake). Returns their set-up facts."""
+    setup_file = root / f"setup-{layout}.json"
+    if setup_file.exists():
+        return json.loads(setup_file.read_text())
+    pristine = root / f"pristine-{layout}"
+    shutil.rmtree(pristine, ignore_errors=True)
+    work = scratch_dir(sf, layout)
+    shutil.rmtree(work, ignore_errors=True)
+    work.parent.mkdir(parents=True, exist_ok=True)
+    if not layout.startswith("delta"):
+        work.mkdir()
+    print(f"preparing the {layout} lineitem table at SF{sf} (untimed, once)", flush=True)
+    tmp = root / f"setup-{layout}.tmp.json"
+    rc, _, _ = _run([sys.executable, str(Path(__file__).resolve()), "--prepare", "--layout", layout,
+                     "--data", str(data), "--workdir", str(work), "--result", str(tmp)], log)
+    if rc != 0:
+        raise SystemExit(f"preparing the {layout} table failed (exit {rc}); see {log.name}")
+    shutil.copytree(work, pristine)
+    shutil.rmtree(work)
+    tmp.rename(setup_file)
+    return json.loads(setup_file.read_text())
+
+
+def scratch_dir(sf: str, layout: str | None = None) -> Path:
     # Always the same path: the metadata the table was written with points into it.
-    return CACHE / "work" / f"dml-sf{sf}"
+    return CACHE / "work" / (f"dml-sf{sf}" if layout in (None, "partitioned") else f"dml-sf{sf}-{layout}")
+
+
+def pristine_of(root: Path, layout: str | None) -> Path:
+    return root / ("pristine" if layout in (None, "partitioned") else f"pristine-{layout}")
 
 
 def ensure_source(root: Path, workload: str, n: int, data: Path, log) -> tuple[Path, dict]:
@@ -490,7 +763,7 @@ def ensure_source(root: Path, workload: str, n: int, data: Path, log) -> tuple[P
     info = Path(str(path) + ".json")
     if not info.exists():
         print(f"making the {workload} source of {n:,} rows (untimed, once)", flush=True)
-        rc, _ = _run([sys.executable, str(Path(__file__).resolve()), "--make-source", workload, "--n", str(n),
+        rc, _, _ = _run([sys.executable, str(Path(__file__).resolve()), "--make-source", workload, "--n", str(n),
                       "--data", str(data), "--result", str(path)], log)
         if rc != 0 or not info.exists():
             raise SystemExit(f"making the {workload} source failed (exit {rc}); see {log.name}")
@@ -498,21 +771,38 @@ def ensure_source(root: Path, workload: str, n: int, data: Path, log) -> tuple[P
 
 
 def run_child(name: str, sf: str, root: Path, data: Path, run: int, log, n: int | None = None,
-              source: Path | None = None) -> dict:
-    work = scratch_dir(sf)
+              source: Path | None = None, workload: str | None = None, layout: str | None = None,
+              cap_s: float | None = None) -> dict:
+    comp = BY_NAME[name]
+    workload = workload or comp.workload
+    store = f"delta-{layout}" if comp.kind == "delta" else layout
+    work = scratch_dir(sf, store)
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(root / "pristine", work)
+    shutil.copytree(pristine_of(root, store), work)
     os.sync()  # the copy's dirty pages are flushed before the child starts, not during its timing
     res_file = root / "result.json"
     res_file.unlink(missing_ok=True)
-    rc, lifetime_peak = _run([sys.executable, str(Path(__file__).resolve()), "--child", name, "--data", str(data),
-                              "--workdir", str(work), "--setup", str(root / "setup.json"),
-                              "--result", str(res_file)]
-                             + (["--n", str(n), "--source", str(source)] if source else []), log)
+    pre = Path(str(res_file) + ".pre")
+    pre.unlink(missing_ok=True)
+    setup = root / ("setup.json" if layout in (None, "partitioned") else f"setup-{layout}.json")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--workload", workload,
+           "--data", str(data), "--workdir", str(work), "--setup", str(setup), "--result", str(res_file)]
+    if source:
+        cmd += ["--n", str(n), "--source", str(source)]
+    if layout:
+        cmd += ["--layout", layout]
+    if comp.kind == "delta":
+        cmd += ["--delta", str(work)]
+    rc, lifetime_peak, capped = _run(cmd, log, cap_s, pre)
     if rc == 0 and res_file.exists():
         res = json.loads(res_file.read_text())
+    elif capped and capped.get("killed", "").startswith("cap"):
+        # Not a failure: the competitor did not finish within the cap; what it used until then is kept.
+        res = {"competitor": name, "workload": workload, "n": n, "layout": layout, "ok": False, "capped": True,
+               "cap_s": cap_s, "problems": [f"did not finish within the cap of {cap_s:.0f} s (killed)"],
+               **{k: v for k, v in capped.items() if k != "killed"}}
     else:
-        res = {"competitor": name, "workload": BY_NAME[name].workload, "n": n, "ok": False,
+        res = {"competitor": name, "workload": workload, "n": n, "layout": layout, "ok": False,
                "problems": [f"child exited with {rc}; see {log.name}"]}
     res["rss_child_lifetime_peak_mb"] = lifetime_peak
     res["run"] = run
@@ -544,33 +834,45 @@ def _sizes(arg: str) -> list[int]:
     return [int(x.replace("_", "")) for x in arg.split(",") if x.strip()]
 
 
-def cases(workloads: list[str], names: list[str], ns: list[int], ns_ours: list[int]) -> list[tuple]:
-    """The measurement groups, (workload, N or None, competitor names), in the order they run."""
+def cases(workloads: list[str], names: list[str], ns: list[int], ns_ours: list[int],
+          n_m3: int | None = None) -> list[tuple]:
+    """The measurement groups, (workload, N or None, competitor names, M3's layout or None), in the
+    order they run."""
     out = []
     for wl in workloads:
-        comps = [c for c in COMPETITORS if c.workload == wl and c.name in names]
+        comps = [c for c in COMPETITORS if c.runs_in(wl) and c.name in names]
         if not comps:
             continue
+        if wl == "M3":
+            out += [(wl, n_m3, [c.name for c in comps], layout) for layout in M3_LAYOUTS]
+            continue
         if not comps[0].sizes:
-            out.append((wl, None, [c.name for c in comps]))
+            out.append((wl, None, [c.name for c in comps], None))
             continue
         for n in ns + [m for m in ns_ours if m not in ns]:
             group = [c.name for c in comps if c.sizes == "all" or n in ns]
             if group:
-                out.append((wl, n, group))
+                out.append((wl, n, group, None))
     return out
+
+
+def _group_of(r: dict) -> tuple:
+    return r["workload"], r.get("n"), r.get("layout")
 
 
 def summarise(results: list[dict], groups: list[tuple]) -> list[dict]:
     rows = []
-    for wl, n, group in groups:
+    for wl, n, group, layout in groups:
         for name in group:
-            rs = [r for r in results if r["competitor"] == name and r.get("n") == n]
+            rs = [r for r in results if r["competitor"] == name and _group_of(r) == (wl, n, layout)]
             if not rs:
                 continue
             good = [r for r in rs if r.get("ok")]
-            row = {"workload": wl, "n": n, "competitor": name, "runs": len(rs), "ok_runs": len(good),
-                   "problems": sorted({p for r in rs for p in r.get("problems", [])})}
+            capped = [r for r in rs if r.get("capped")]
+            row = {"workload": wl, "n": n, "layout": layout, "competitor": name, "runs": len(rs),
+                   "ok_runs": len(good), "capped_runs": len(capped),
+                   "problems": sorted({p for r in rs if not r.get("capped") for p in r.get("problems", [])}),
+                   "loads": [r["load_at_start"].split()[0] for r in rs if r.get("load_at_start")]}
             if good:
                 secs = [r["seconds"] for r in good]
                 snap = good[0]["check"].get("snapshot", {})
@@ -583,13 +885,25 @@ def summarise(results: list[dict], groups: list[tuple]) -> list[dict]:
                     "files_after": good[0]["check"]["data_files"],
                     "snapshot": snap,
                 })
+                for k in ("session_start_s", "load_s", "warmup_s"):
+                    if any(k in r for r in good):
+                        row[k] = statistics.median(r[k] for r in good if k in r)
+            elif capped and len(capped) == len(rs):
+                # Every run hit the cap: the time is only a lower bound; RSS/CPU are what it used until killed.
+                row.update({"cap_s": min(r["cap_s"] for r in capped),
+                            "cpu_s": statistics.median(r.get("cpu_s", float("nan")) for r in capped),
+                            "peak_mb": statistics.median(r.get("rss_peak_mb", float("nan")) for r in capped),
+                            "baseline_mb": statistics.median(r.get("rss_baseline_mb", float("nan")) for r in capped)})
             rows.append(row)
     for row in rows:
-        ours = next((r for r in rows if r["workload"] == row["workload"] and r["n"] == row["n"]
+        ours = next((r for r in rows if _group_of(r) == _group_of(row)
                      and BY_NAME[r["competitor"]].ours and "median_s" in r), None)
         if ours and "median_s" in row:
             row["ratio_ours"] = ours["median_s"] / row["median_s"]
             row["ratio_ours_cpu"] = ours["cpu_s"] / row["cpu_s"]
+        elif ours and "cap_s" in row:
+            # An upper bound: the competitor took longer than the cap.
+            row["ratio_ours_bound"] = ours["median_s"] / row["cap_s"]
     return rows
 
 
@@ -599,21 +913,77 @@ def markdown(rows: list[dict]) -> str:
             "| snapshot: operation, files deleted/added, records deleted/added | rows after (runs ok) |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
+        if r["workload"] == "M3":
+            continue
         wl = r["workload"] if r["n"] is None else f"{r['workload']} N={r['n']:,}"
         if "median_s" not in r:
             lines.append(f"| {wl} | {r['competitor']} | FAILED ({r['ok_runs']}/{r['runs']} ok): "
                          f"{'; '.join(r['problems'])[:300]} |" + " |" * 9)
             continue
-        s = r["snapshot"]
-        snap = (f"{s.get('operation', '?')}, {s.get('deleted-data-files', 0)}/{s.get('added-data-files', 0)}, "
-                f"{int(s.get('deleted-records', 0) or 0):,}/{int(s.get('added-records', 0) or 0):,}")
-        ratio = f"{r['ratio_ours']:.3f}" if "ratio_ours" in r else "-"
-        ratio_cpu = f"{r['ratio_ours_cpu']:.3f}" if "ratio_ours_cpu" in r else "-"
-        rate = f"{r['n'] / r['median_s']:,.0f}" if r["n"] else "-"
-        lines.append(
-            f"| {wl} | {r['competitor']} | {r['median_s']:.2f} ({r['min_s']:.2f}-{r['max_s']:.2f}) "
-            f"| {ratio} | {r['cpu_s']:.2f} | {ratio_cpu} | {rate} | {r['peak_mb']:.0f} | {r['baseline_mb']:.0f} "
-            f"| {r['peak_mb'] - r['baseline_mb']:.0f} | {snap} | {r['rows_after']:,} ({r['ok_runs']}/{r['runs']}) |")
+        lines.append(f"| {wl} | {r['competitor']} | {_secs(r)} | {_ratio(r)} | {r['cpu_s']:.2f} "
+                     f"| {_ratio(r, '_cpu')} | {_rate(r)} | {r['peak_mb']:.0f} | {r['baseline_mb']:.0f} "
+                     f"| {r['peak_mb'] - r['baseline_mb']:.0f} | {_snap(r)} | {r['rows_after']:,} ({r['ok_runs']}/{r['runs']}) |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def _secs(r: dict) -> str:
+    if "cap_s" in r:
+        return f"> {r['cap_s']:.0f} (killed at the cap)"
+    return f"{r['median_s']:.2f} ({r['min_s']:.2f}-{r['max_s']:.2f})"
+
+
+def _ratio(r: dict, cpu: str = "") -> str:
+    if not cpu and "ratio_ours_bound" in r:
+        return f"< {r['ratio_ours_bound']:.3f}"
+    return f"{r[f'ratio_ours{cpu}']:.3f}" if f"ratio_ours{cpu}" in r else "-"
+
+
+def _rate(r: dict) -> str:
+    return f"{r['n'] / r['median_s']:,.0f}" if r["n"] and "median_s" in r else "-"
+
+
+def _snap(r: dict) -> str:
+    s = r.get("snapshot") or {}
+    if not s:
+        return "-"
+    return (f"{s.get('operation', '?')}, {s.get('deleted-data-files', 0)}/{s.get('added-data-files', 0)}, "
+            f"{int(s.get('deleted-records', 0) or 0):,}/{int(s.get('added-records', 0) or 0):,}")
+
+
+def _m3_note(r: dict) -> str:
+    comp = BY_NAME[r["competitor"]]
+    notes = [f"1-min load at start {', '.join(r['loads'])}"] if r.get("loads") else []
+    if comp.spark:
+        notes.append("RSS and CPU of the JVM; session start "
+                     f"{r.get('session_start_s', float('nan')):.0f} s, source load {r.get('load_s', float('nan')):.0f} s, "
+                     f"warm-up merge {r.get('warmup_s', float('nan')):.0f} s, untimed")
+    if "cap_s" in r:
+        notes.append(f"killed after {r['cap_s']:.0f} s in all {r['runs']} runs; `ours / this` is an upper bound "
+                     "(ours / cap); CPU and peak RSS are what it had used until then")
+    if comp.kind == "delta":
+        notes.append("Delta log; records = rows of removed/added files (delta-rs metrics)")
+    if r.get("problems"):
+        notes.append("problems: " + "; ".join(r["problems"])[:200])
+    return "; ".join(notes) or "-"
+
+
+def markdown_m3(rows: list[dict]) -> str:
+    m3 = [r for r in rows if r["workload"] == "M3"]
+    if not m3:
+        return ""
+    head = ("| table | operation | median s (min-max) | ours / this | CPU s | ours / this (CPU) | peak RSS MB "
+            "| baseline MB | commit: operation, files deleted/added, records deleted/added | rows after (runs ok) "
+            "| notes |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in m3:
+        if "median_s" not in r and "cap_s" not in r:
+            lines.append(f"| M3 {r['layout']} | {r['competitor']} | FAILED ({r['ok_runs']}/{r['runs']} ok) "
+                         "| - | - | - | - | - | - | - | " + "; ".join(r["problems"])[:300] + " |")
+            continue
+        rows_after = f"{r['rows_after']:,} ({r['ok_runs']}/{r['runs']})" if "rows_after" in r else "-"
+        lines.append(f"| M3 {r['layout']} | {r['competitor']} | {_secs(r)} | {_ratio(r)} | {r['cpu_s']:.2f} "
+                     f"| {_ratio(r, '_cpu')} | {r['peak_mb']:.0f} | {r['baseline_mb']:.0f} | {_snap(r)} "
+                     f"| {rows_after} | {_m3_note(r)} |")
     return "\n".join(lines)
 
 
@@ -646,23 +1016,47 @@ allocated, about what the same call costs inside Python.
 """
 
 
-def write_docs(table_md: str, info: dict) -> None:
-    m, setup = info["machine"], info["setup"]
+def _has_m3(shown: list[str]) -> bool:
+    return any(x.split()[0] == "M3" for x in shown)
+
+
+def _run_line(info: dict, shown: list[str]) -> str:
+    """One run's provenance for the docs: command, date, load, library, which workloads it supplied."""
+    v = info["versions"]
+    extra = "".join(f"; {k} {v[k]}" for k in ("deltalake", "pyspark", "java") if k in v and _has_m3(shown))
+    note = f" Note: {info['library_note']}." if info.get("library_note") else ""
+    return (f"  - {', '.join(shown)}: `{info['command']}`, {info['date']}, {info['runs']} run(s); load "
+            f"{info['load']}; pyiceberg_go: {v.get('pyiceberg_go')}{extra}.{note}")
+
+
+def write_docs(rows: list[dict], runs: list[tuple[dict, list[str]]]) -> None:
+    """Rewrites the DML section from the summarised rows and the runs (info, workloads it supplied)
+    they came from, the newest last."""
+    info = runs[-1][0]
+    m = info["machine"]
+    setup = next(i["setup"] for i, _ in reversed(runs) if "d1_rows" in i.get("setup", {}))
     v = "; ".join(f"{k} {val}" for k, val in info["versions"].items() if k in ("pyiceberg", "pyarrow", "python"))
-    comp = "\n".join(f"- `{c.name}` ({c.workload}): {c.what}" for c in COMPETITORS)
+    comp = "\n".join(f"- `{c.name}` ({', '.join((c.workload,) + c.also)}): {c.what}" for c in COMPETITORS)
     wl = "\n".join(f"- {k}: {d}" for k, d in WORKLOADS.items())
+    sources = {}
+    for i, _ in runs:
+        sources.update(i["sources"])
     srcs = "; ".join(f"{k}: " + ", ".join(f"{v[f]:,} {f}" for f in ("deletes", "updates", "inserts") if v[f])
-                     for k, v in info["sources"].items())
-    note = f"\n- Note: {info['library_note']}." if info.get("library_note") else ""
+                     for k, v in sources.items())
+    provenance = "\n".join(_run_line(i, shown) for i, shown in runs)
+    m3_setup = next((i.get("m3_setup") for i, shown in reversed(runs) if _has_m3(shown) and i.get("m3_setup")), None)
+    table_md, m3_md = markdown(rows), markdown_m3(rows)
+    m3_part = _m3_section(m3_md, m3_setup, rows) if m3_md else ""
     section = f"""{DOC_BEGIN}
-## Row-level operations (D1, D2, M1, M2)
+## Row-level operations (D1, D2, M1, M2, M3)
 
-Generated by `bench/dml.py`; do not edit by hand, rerun the command below.
+Generated by `bench/dml.py`; do not edit by hand, rerun the commands below (or re-render with
+`--docs-from` and the raw results files of the runs listed).
 
-- Date: {info['date']}
-- Command: `{info['command']}`
-- Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gb']} GB memory, shared with other work
-- Load on the machine during the run: {info['load']}
+- Runs shown here (each workload's figures come from the latest run that measured it):
+{provenance}
+- Machine: {m['nproc']} CPUs ({m['cpu']}), {m['memory_gb']} GB memory, shared with other work (other
+  engineers build and test on it during the runs; the load averages above say how busy it was)
 - Table: TPC-H lineitem SF{info['sf']} ({setup['rows']:,} rows) plus `l_shipmonth` int
   (year * 12 + month - 1 of `l_shipdate`), partitioned by identity(l_shipmonth):
   {setup['months']} partitions, {setup['data_files']} data files, written once by PyIceberg
@@ -677,8 +1071,8 @@ Generated by `bench/dml.py`; do not edit by hand, rerun the command below.
 - PyIceberg's upsert runs at the N of `--n` only (its time grows with N and is minutes already at
   N=1,000 on SF1; N=10,000 did not fit this machine's time budget); ours also at the N of `--n-ours`.
   M2 is ours alone at every N (PyIceberg has no MERGE).
-- Runs: {info['runs']} per operation, interleaved (the order alternates each run); medians.
-- Versions: {v}; pyiceberg_go: {info['versions'].get('pyiceberg_go')}{note}
+- Runs: as listed above per operation, interleaved (the order alternates each run); medians.
+- Versions: {v}
 
 {table_md}
 
@@ -704,7 +1098,7 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
   compare the total and per-month fingerprints, every source key's row (updated and inserted rows
   equal to the source in `l_shipmonth, l_quantity, l_comment`, deleted keys absent), a sample of
   2,000 untouched rows, and that no key appears twice.
-{PROFILE_NOTES}{DOC_END}
+{m3_part}{PROFILE_NOTES}{DOC_END}
 """
     text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
     if DOC_BEGIN in text and DOC_END in text:
@@ -714,6 +1108,65 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
     else:
         text = text.rstrip("\n") + "\n\n" + section
     DOCS.write_text(text)
+
+
+def _m3_verdict(rows: list[dict]) -> str:
+    """The issue's three targets, per layout, read off the rows (generated, so a rerun updates it)."""
+    out = []
+    for layout in M3_LAYOUTS:
+        rs = {r["competitor"]: r for r in rows if r["workload"] == "M3" and r["layout"] == layout}
+        ours, pi, dl = rs.get("pyiceberg_go.upsert"), rs.get("pyiceberg.upsert"), rs.get("deltalake.merge")
+        if not ours or "median_s" not in ours:
+            continue
+        parts = []
+        if pi and ("ratio_ours" in pi or "ratio_ours_bound" in pi):
+            ratio = pi.get("ratio_ours", pi.get("ratio_ours_bound"))
+            bound = "at most " if "ratio_ours_bound" in pi else ""
+            parts.append(f"vs PyIceberg {bound}{ratio:.3f} ({'met' if ratio <= 0.05 else 'NOT met'}: "
+                         f"{bound.replace('at most', 'at least')}{1 / ratio:.0f}x faster)")
+        if dl and "ratio_ours" in dl:
+            parts.append(f"vs delta-rs {dl['ratio_ours']:.2f} wall, {dl['ratio_ours_cpu']:.2f} CPU "
+                         f"({'met' if dl['ratio_ours'] < 1 else 'NOT met'})")
+            parts.append(f"peak RSS {ours['peak_mb']:.0f} MB vs delta-rs {dl['peak_mb']:.0f} MB "
+                         f"({'met' if ours['peak_mb'] < dl['peak_mb'] else 'NOT met'})")
+        out.append(f"- Targets, {layout}: " + "; ".join(parts) + ".")
+    return "\n".join(out)
+
+
+def _m3_section(m3_md: str, m3: dict | None, rows: list[dict]) -> str:
+    m3 = m3 or {}
+    n = next((r["n"] for r in rows if r["workload"] == "M3"), 0) or 0
+    tables = ", ".join(f"{k}: {v['data_files']} data files" for k, v in m3.get("tables", {}).items())
+    cap = next((r["cap_s"] for r in rows if r["workload"] == "M3" and "cap_s" in r), None)
+    cap_text = (f"\nPyIceberg's upsert did not finish within the cap of {cap:.0f} s, so it was killed and its\n"
+                "`ours / this` is an upper bound (ours' median / the cap): the true ratio is smaller still.\n"
+                if cap else "\n")
+    return f"""
+### M3: the issue's MERGE benchmark (600k-row upsert against PyIceberg, delta-rs and Spark)
+
+M1's source at N={n:,} ({n // 2:,} existing keys with `l_quantity + 1` and `l_comment` prefixed
+by 'upd ', {n - n // 2:,} new keys), merged on `(l_orderkey, l_linenumber)` into the
+{m3.get('rows', 0):,}-row table, once partitioned by identity(l_shipmonth) and once unpartitioned
+(the same rows, written once by PyIceberg, and once by `write_deltalake` as Delta tables
+partitioned by `l_shipmonth` and not; {tables or 'file counts in the raw results'}).
+Every measurement starts from a fresh copy of its pristine table in a fresh process. With one run
+per operation on a shared machine, wall times carry the 2-3x run-to-run noise noted above (the
+load at each start is in the notes); CPU seconds are steadier.{cap_text}Targets (issue 4): ours at least 20x faster than PyIceberg (`ours / this` at most 0.05), faster
+than delta-rs (below 1.00) and with a lower peak RSS than delta-rs.
+
+{m3_md}
+
+{_m3_verdict(rows)}
+
+- Checked after every run: rows = table rows + new keys ({m3.get('rows', 0):,} + {n - n // 2:,}), every
+  source key's row equal to the source (`l_shipmonth, l_quantity, l_comment`), checksums (row count,
+  `sum(l_quantity)`, sha256 over `l_quantity, l_comment` in key order) of the updated and of the
+  inserted rows equal to those pyarrow computes from the source, per-month row counts and quantity
+  sums, 2,000 untouched rows, no duplicate keys. Iceberg tables are read back by PyIceberg (Spark's
+  too), Delta tables by deltalake.
+- Peak RSS is the process's high-water mark during the call (reset just before it); for Spark the
+  JVM's (the driver, which runs the local[2] executors), whose 4 GB heap also holds the cached source.
+"""
 
 
 def _lib_stamp() -> str:
@@ -732,12 +1185,30 @@ def parent(args) -> int:
         raise SystemExit(f"unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
     ns = _sizes(args.n or (QUICK_N if args.quick else DEFAULT_N))
     ns_ours = _sizes(args.n_ours if args.n_ours is not None else (QUICK_N_OURS if args.quick else DEFAULT_N_OURS))
-    names = [c.name for c in COMPETITORS if c.workload in workloads]
+    n_m3 = int(args.n_m3.replace("_", "")) if args.n_m3 else (QUICK_N_M3 if args.quick else DEFAULT_N_M3)
+    cap_s = args.pyiceberg_cap if args.pyiceberg_cap is not None else (
+        QUICK_PYICEBERG_CAP_S if args.quick else DEFAULT_PYICEBERG_CAP_S)
+    names = [c.name for c in COMPETITORS if any(c.runs_in(w) for w in workloads)]
+    if args.skip:
+        names = [n for n in names if n not in {x.strip() for x in args.skip.split(",")}]
     ours = ours_status()
     ours_note = ours.get("skip")
     if ours_note:
         print(f"SKIPPING pyiceberg_go (ours): {ours_note}. No numbers are reported for it.", flush=True)
         names = [n for n in names if not BY_NAME[n].ours]
+    spark = None
+    if any(BY_NAME[n].spark for n in names):
+        if args.quick and not args.spark:
+            names = [n for n in names if not BY_NAME[n].spark]
+        else:
+            from sparkbench import ensure_spark
+
+            spark = ensure_spark()
+            if "skip" in spark:
+                print(f"SKIPPING Spark: {spark['skip']}", flush=True)
+                names = [n for n in names if not BY_NAME[n].spark]
+            else:
+                base._CHILD_ENV_EXTRA["BENCH_SPARK_JARS"] = spark["jars"]
 
     CACHE.mkdir(parents=True, exist_ok=True)
     (CACHE / ".gitignore").write_text("# everything here is generated by bench/run.py\n*\n")
@@ -746,44 +1217,55 @@ def parent(args) -> int:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     log_path = CACHE / f"dml-children-{stamp}.log"
     results = []
+    m3_setup = None
     with open(log_path, "w") as log:
         root, setup = ensure_prepared(sf, data, log)
         print(f"table: {setup['rows']:,} rows, {setup['data_files']} data files in {setup['months']} months; "
               f"D1 month {setup['d1_month_name']} ({setup['d1_rows']:,} rows); D2 `{setup['d2_condition']}` "
               f"({setup['d2_files_touched']} files, {setup['d2_rows_deleted']:,} rows)", flush=True)
-        groups = cases(workloads, names, ns, ns_ours)
+        groups = cases(workloads, names, ns, ns_ours, n_m3)
+        if any(g[0] == "M3" for g in groups):
+            tables = {"iceberg partitioned": {"data_files": setup["data_files"]}}
+            for layout in ("unpartitioned", "delta-partitioned", "delta-unpartitioned"):
+                tables[layout.replace("delta-", "delta ") if "delta" in layout else "iceberg unpartitioned"] = \
+                    ensure_layout(sf, root, data, layout, log)
+            m3_setup = {"rows": setup["rows"], "tables": tables, "pyiceberg_cap_s": cap_s}
+            print("M3 tables: " + ", ".join(f"{k} {v['data_files']} files" for k, v in tables.items()), flush=True)
         sources = {}
-        for wl, n, _ in groups:
+        for wl, n, _, _ in groups:
             if n is not None:
-                path, src_info = ensure_source(root, wl, n, data, log)
+                src_wl = "M1" if wl == "M3" else wl  # M3 is M1's source at its own N
+                path, src_info = ensure_source(root, src_wl, n, data, log)
                 sources[f"{wl} N={n:,}"] = {**src_info, "path": str(path)}
         load_before = base.loadavg()
         lib_before = _lib_stamp()
         for run in range(runs):
-            for wl, n, order in groups:
+            for wl, n, order, layout in groups:
                 k = run % len(order)
                 for name in order[k:] + order[:k]:
                     load = base.loadavg()
                     src = Path(sources[f"{wl} N={n:,}"]["path"]) if n is not None else None
-                    res = run_child(name, sf, root, data, run, log, n, src)
+                    cap = cap_s if (wl == "M3" and name == "pyiceberg.upsert") else None
+                    res = run_child(name, sf, root, data, run, log, n, src, wl, layout, cap)
                     res["load_at_start"] = load
                     results.append(res)
                     shown = f"{res['seconds']:.2f} s" if "seconds" in res else "no time"
                     cpu = f"cpu {res['cpu_s']:.2f} s" if "cpu_s" in res else ""
-                    state = "ok" if res.get("ok") else "FAILED " + "; ".join(res.get("problems", []))
-                    label = wl if n is None else f"{wl} N={n:,}"
-                    print(f"run {run + 1}/{runs} {label:14s} {name:38s} {shown:>10s} {cpu:>13s}  "
+                    state = ("ok" if res.get("ok") else "CAPPED" if res.get("capped")
+                             else "FAILED " + "; ".join(res.get("problems", [])))
+                    label = wl if n is None else f"{wl} N={n:,}" + (f" {layout}" if layout else "")
+                    print(f"run {run + 1}/{runs} {label:28s} {name:38s} {shown:>10s} {cpu:>13s}  "
                           f"peak {res.get('rss_peak_mb', float('nan')):.0f} MB  load {load}  {state}", flush=True)
 
     rows = summarise(results, groups)
-    table_md = markdown(rows)
     entry = os.environ.get("BENCH_ENTRY", f"{Path(sys.executable).relative_to(ROOT) if Path(sys.executable).is_relative_to(ROOT) else sys.executable} bench/dml.py")
     info = {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": " ".join([entry] + sys.argv[1:]),
-        "machine": base.machine(), "versions": base.versions(ours),
+        "machine": base.machine(), "versions": base.versions(ours, spark),
         "load": f"{load_before} before, {base.loadavg()} after (1/5/15-minute load averages)", "sf": sf,
-        "runs": runs, "setup": setup, "ours_skipped": ours_note,
+        "runs": runs, "setup": setup, "ours_skipped": ours_note, "m3_setup": m3_setup,
+        "spark_skipped": (spark or {}).get("skip"),
         "sources": {k: {f: v[f] for f in ("n", "deletes", "updates", "inserts")} for k, v in sources.items()},
     }
     if _lib_stamp() != lib_before:
@@ -791,37 +1273,61 @@ def parent(args) -> int:
         info["library_note"] = (f"the library {base.OURS_BUILT.relative_to(ROOT)} was rebuilt during the run "
                                 f"({lib_before} -> {_lib_stamp()}); its runs mix two builds")
         print("NOTE: " + info["library_note"], flush=True)
-    (CACHE / f"dml-results-{stamp}.json").write_text(json.dumps({"info": info, "results": results}, indent=1,
-                                                                default=str))
+    out = CACHE / f"dml-results-{stamp}.json"
+    out.write_text(json.dumps({"info": info, "results": results}, indent=1, default=str))
     print()
     if ours_note:
         print(f"pyiceberg_go (ours) skipped: {ours_note}")
     if args.quick:
         print("QUICK MODE: small data, one run; the times below only show the harness works.")
-    print(table_md)
-    print(f"\nraw results: {(CACHE / f'dml-results-{stamp}.json').relative_to(ROOT)}; child logs: "
-          f"{log_path.relative_to(ROOT)}")
+    print(markdown(rows))
+    print()
+    print(markdown_m3(rows))
+    print(f"\nraw results: {out.relative_to(ROOT)}; child logs: {log_path.relative_to(ROOT)}")
     if not args.quick and not args.no_docs:
-        write_docs(table_md, info)
-        print(f"wrote the DML section of {DOCS.relative_to(ROOT)}")
-    return 1 if any(not r.get("ok") for r in results) else 0
+        earlier = [Path(x) for x in args.docs_with.split(",")] if args.docs_with else []
+        docs_from(earlier + [out])
+    # A competitor killed at the cap is a measured outcome, not a failure of the harness.
+    return 1 if any(not r.get("ok") and not r.get("capped") for r in results) else 0
 
 
-def docs_from(path: Path) -> None:
-    """Rewrites the DML section of docs/benchmarks.md from a raw results file of an earlier run."""
-    saved = json.loads(path.read_text())
-    results, info = saved["results"], saved["info"]
-    groups: list[tuple] = []
-    for r in results:
-        g = next((g for g in groups if g[0] == r["workload"] and g[1] == r.get("n")), None)
-        if g is None:
-            groups.append((r["workload"], r.get("n"), [r["competitor"]]))
-        elif r["competitor"] not in g[2]:
-            g[2].append(r["competitor"])
-    table_md = markdown(summarise(results, groups))
-    print(table_md)
-    write_docs(table_md, info)
-    print(f"wrote the DML section of {DOCS.relative_to(ROOT)} from {path}")
+def docs_from(paths: list[Path]) -> None:
+    """Rewrites the DML section of docs/benchmarks.md from raw results files (oldest first): each
+    (workload, N, layout) group's figures come from the latest file that measured it."""
+    latest: dict[tuple, tuple[int, list[dict]]] = {}
+    saved = [json.loads(p.read_text()) for p in paths]
+    for i, s in enumerate(saved):
+        by_group: dict[tuple, list[dict]] = {}
+        for r in s["results"]:
+            by_group.setdefault(_group_of(r), []).append(r)
+        for g, rs in by_group.items():
+            latest[g] = (i, rs)
+    results, groups = [], []
+    order = {w: k for k, w in enumerate(WORKLOADS)}
+    for g in sorted(latest, key=lambda g: (order.get(g[0], 99), g[1] or 0, M3_LAYOUTS.index(g[2]) if g[2] else 0)):
+        rs = latest[g][1]
+        results += rs
+        names = []
+        for c in COMPETITORS:  # the competitors' declared order: ours first
+            if any(r["competitor"] == c.name for r in rs):
+                names.append(c.name)
+        groups.append((g[0], g[1], names, g[2]))
+    sfs = {s["info"]["sf"] for s in saved}
+    if len(sfs) > 1:
+        raise SystemExit(f"the results files are of different scale factors {sorted(sfs)}; give files of one")
+    runs = []
+    for i in sorted({i for i, _ in latest.values()}):
+        shown = []
+        for wl, n, _, _ in groups:
+            label = wl if n is None else f"{wl} N={n:,}"
+            if latest[next(g for g in latest if g[:2] == (wl, n))][0] == i and label not in shown:
+                shown.append(label)
+        runs.append((saved[i]["info"], shown))
+    rows = summarise(results, groups)
+    print(markdown(rows))
+    print(markdown_m3(rows))
+    write_docs(rows, runs)
+    print(f"wrote the DML section of {DOCS.relative_to(ROOT)} from {', '.join(str(p) for p in paths)}")
 
 
 def main() -> int:
@@ -835,7 +1341,15 @@ def main() -> int:
     ap.add_argument("--n-ours", help=f"further M1/M2 source sizes for ours alone (default {DEFAULT_N_OURS}, "
                     f"quick {QUICK_N_OURS}; '' for none)")
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the DML section of docs/benchmarks.md")
-    ap.add_argument("--docs-from", help="rewrite the docs section from this raw results JSON (no runs)")
+    ap.add_argument("--docs-from", help="rewrite the docs section from these raw results JSON files, comma-separated, "
+                    "oldest first; each workload's figures come from the latest file holding it (no runs)")
+    ap.add_argument("--docs-with", help="with a run: earlier raw results files (comma-separated, oldest first) "
+                    "whose other workloads stay in the docs section")
+    ap.add_argument("--n-m3", help=f"M3's source size (default {DEFAULT_N_M3}, quick {QUICK_N_M3})")
+    ap.add_argument("--pyiceberg-cap", type=float, help="M3: kill PyIceberg's upsert after this many seconds of its "
+                    f"call and record '> cap' (default {DEFAULT_PYICEBERG_CAP_S:.0f}, quick {QUICK_PYICEBERG_CAP_S:.0f})")
+    ap.add_argument("--spark", action="store_true", help="run Spark in --quick mode too")
+    ap.add_argument("--skip", help="comma-separated competitor names not to run")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -845,6 +1359,9 @@ def main() -> int:
     ap.add_argument("--check-ours", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--make-source", help=argparse.SUPPRESS)
     ap.add_argument("--source", help=argparse.SUPPRESS)
+    ap.add_argument("--workload", help=argparse.SUPPRESS)
+    ap.add_argument("--layout", help=argparse.SUPPRESS)
+    ap.add_argument("--delta", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.check_ours:
         print(json.dumps(_ours_ready()))
@@ -853,7 +1370,7 @@ def main() -> int:
         prepare_child(args)
         return 0
     if args.docs_from:
-        docs_from(Path(args.docs_from))
+        docs_from([Path(x) for x in args.docs_from.split(",")])
         return 0
     if args.make_source:
         make_source_child(args)
