@@ -781,7 +781,9 @@ func (w *writer) publish(ctx context.Context, p *plan, reqs []table.Requirement,
 	}
 	// The commit answers with the new metadata: no second read (which
 	// parses the whole, growing, metadata file again).
-	fsF := func(ctx context.Context) (icebergio.IO, error) { return w.cat.WriteFS(ctx, meta.Properties(), meta.Location()) }
+	fsF := func(ctx context.Context) (icebergio.IO, error) {
+		return w.cat.WriteFS(ctx, meta.Properties(), meta.Location())
+	}
 	return table.New(w.ident, meta, loc, fsF, w.cat), nil
 }
 
