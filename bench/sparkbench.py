@@ -43,6 +43,22 @@ def jar_names() -> list[str]:
     return names
 
 
+def choose_spark(names: list[str], is_spark, quick: bool, asked: bool, env: dict) -> tuple[list[str], dict | None]:
+    """The competitors to run given Spark's availability: quick mode leaves Spark out unless asked
+    (--spark); otherwise .ci/spark.sh runs and, when it cannot provide Spark, the Spark competitors
+    are dropped (returned info holds "skip"). On success the children's env gets the jar folder."""
+    if not any(is_spark(n) for n in names):
+        return names, None
+    if quick and not asked:
+        return [n for n in names if not is_spark(n)], None
+    spark = ensure_spark()
+    if "skip" in spark:
+        print(f"SKIPPING Spark: {spark['skip']}", flush=True)
+        return [n for n in names if not is_spark(n)], spark
+    env["BENCH_SPARK_JARS"] = spark["jars"]
+    return names, spark
+
+
 def ensure_spark() -> dict:
     """Runs .ci/spark.sh (idempotent: pyspark and the verified jars); returns {"jars": dir} or {"skip": why}."""
     try:
