@@ -232,6 +232,20 @@ def own_rest_server(tmp_path: Path, s3_server: S3Server) -> Iterator[RestServer]
         srv.stop()
 
 
+def _serve(handler: type[BaseHTTPRequestHandler]) -> tuple[ThreadingHTTPServer, str]:
+    """Serves handler on a free port of 127.0.0.1 in a daemon thread; returns the server and its uri."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def _shutdown(server: ThreadingHTTPServer | None) -> None:
+    """Stops a server started by _serve (None: nothing to stop)."""
+    if server is not None:
+        server.shutdown()
+        server.server_close()
+
+
 @dataclass
 class RecordingProxy:
     """Forwards to ``target``, recording (method, path, headers, body) of every request.
@@ -327,15 +341,10 @@ class RecordingProxy:
 
             do_GET = do_POST = do_HEAD = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server, self.uri = _serve(Handler)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        self._server = _shutdown(self._server)
 
 
 @dataclass
@@ -440,12 +449,7 @@ class S3FaultProxy:
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _handle
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.uri = f"http://127.0.0.1:{self._server.server_address[1]}"
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._server, self.uri = _serve(Handler)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        self._server = _shutdown(self._server)
