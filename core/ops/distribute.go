@@ -64,10 +64,11 @@ type distributor struct {
 	seq   atomic.Int64
 	batch int64
 
-	slots map[string]*slot
-	rr    []*slot
-	seen  int64
-	rrN   int
+	slots  map[string]*slot
+	rr     []*slot
+	spread int // at most this many writers in rr
+	seen   int64
+	rrN    int
 
 	bufs     map[string]*pending
 	bufOrder []string
@@ -82,6 +83,13 @@ type distributor struct {
 // writeData runs the data path: conform, partition, lay out, encode.
 // Files of a failed write are deleted before it returns.
 func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) (written, error) {
+	return w.writeFiles(ctx, p, in, workers())
+}
+
+// writeFiles is writeData with at most spread files encoding at once for
+// an unpartitioned, unsorted write (rewrites running side by side each
+// take their share of the cores).
+func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader, spread int) (written, error) {
 	fs, err := w.fileIO(ctx, p)
 	if err != nil {
 		return written{}, err
@@ -100,7 +108,7 @@ func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) 
 	}
 	d := &distributor{
 		w: w, p: p, ctx: ctx, fs: fs, opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
-		slots: map[string]*slot{}, bufs: map[string]*pending{},
+		slots: map[string]*slot{}, bufs: map[string]*pending{}, spread: max(1, spread),
 	}
 	for in.Next() {
 		if err := ctx.Err(); err != nil {
@@ -138,7 +146,7 @@ func (d *distributor) add(c arrow.RecordBatch) error {
 		// on all of them, once the input is large enough that the extra
 		// files pay for themselves (small appends stay one file).
 		d.seen += parquet.RecordBytes(c)
-		if len(d.rr) == 0 || (len(d.rr) < workers() && d.seen > spreadAfterBytes) {
+		if len(d.rr) == 0 || (len(d.rr) < d.spread && d.seen > spreadAfterBytes) {
 			d.rr = append(d.rr, d.newSlot(fmt.Sprint(len(d.rr)), nil))
 		}
 		s := d.rr[d.rrN%len(d.rr)]

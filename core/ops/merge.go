@@ -676,6 +676,12 @@ func readAll(ctx context.Context, in array.RecordReader) (arrow.RecordBatch, err
 	if err := in.Err(); err != nil {
 		return nil, fmt.Errorf("%w: reading the merge source: %v", errs.ErrInvalidArgument, err)
 	}
+	if len(recs) == 1 {
+		// One batch (a single-chunk table): used as it is, not copied.
+		rec := recs[0]
+		recs = nil
+		return rec, nil
+	}
 	sc := in.Schema()
 	cols := make([]arrow.Array, sc.NumFields())
 	var n int64
@@ -840,7 +846,7 @@ func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (
 			return c, nil, err
 		}
 		err = forEach(ctx, len(todo), func(ctx context.Context, i int) error {
-			mf, err := m.mergeFile(ctx, t, at, todo[i])
+			mf, err := m.mergeFile(ctx, t, at, todo[i], rewriteSpread(len(todo)))
 			if err != nil {
 				return err
 			}
@@ -927,38 +933,21 @@ func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, er
 }
 
 // mergeFile joins one target file with the source and applies the clauses.
-func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask) (mergedFile, error) {
+func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (mergedFile, error) {
 	path := task.File.FilePath()
-	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID)).ReadTasks(ctx, []table.FileScanTask{task})
+	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithArrowBatchSize(rewriteBatchRows)).ReadTasks(ctx, []table.FileScanTask{task})
 	if err != nil {
 		return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}
 	mf := mergedFile{counts: mergeCounts{}}
-	var out []arrow.RecordBatch
-	defer func() { releaseAll(out) }()
-	for rec, err := range batches {
-		if err != nil {
-			return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
-		}
+	out, changed, err := rewriteStream(m.target, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
 		parts, _, changed, err := m.mergeBatch(ctx, rec, mf.counts, true)
-		rec.Release()
-		if err != nil {
-			return mergedFile{}, err
-		}
-		mf.changed = mf.changed || changed
-		out = append(out, parts...)
-	}
-	if !mf.changed {
-		return mergedFile{}, nil
-	}
-	rdr, err := array.NewRecordReader(m.target, out)
-	if err != nil {
-		return mergedFile{}, fmt.Errorf("%w: rewriting %s: %v", errs.ErrValidation, path, err)
-	}
-	defer rdr.Release()
-	if mf.out, err = m.w.writeData(ctx, m.p, rdr); err != nil {
+		return parts, changed, err
+	}, func(r array.RecordReader) (written, error) { return m.w.writeFiles(ctx, m.p, r, spread) })
+	if err != nil || !changed {
 		return mergedFile{}, err
 	}
+	mf.out, mf.changed = out, true
 	return mf, nil
 }
 
@@ -1183,15 +1172,30 @@ func (m *merger) pairs(ctx context.Context, rec arrow.RecordBatch, ti, si []int3
 	return t, s, nil
 }
 
-// takeRecord gathers rows idx of rec.
+// takeRecord gathers rows idx of rec: by runs when idx ascends in long
+// runs (the rows a rewrite keeps), otherwise with arrow's take.
 func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	b := array.NewInt32Builder(memory.DefaultAllocator)
-	b.AppendValues(idx, nil)
-	ia := b.NewInt32Array()
-	b.Release()
-	defer ia.Release()
+	runs, byRuns := ascendingRuns(idx)
+	var ia arrow.Array
+	defer func() {
+		if ia != nil {
+			ia.Release()
+		}
+	}()
 	cols := make([]arrow.Array, rec.NumCols())
 	for i, c := range rec.Columns() {
+		if byRuns {
+			if t, ok := copyRuns(c, runs, len(idx), memory.DefaultAllocator); ok {
+				cols[i] = t
+				continue
+			}
+		}
+		if ia == nil {
+			b := array.NewInt32Builder(memory.DefaultAllocator)
+			b.AppendValues(idx, nil)
+			ia = b.NewInt32Array()
+			b.Release()
+		}
 		t, err := compute.TakeArray(ctx, c, ia)
 		if err != nil {
 			releaseArrays(cols[:i])

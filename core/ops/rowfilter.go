@@ -288,7 +288,7 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 		return nil
 	}
 	return forEach(ctx, len(pending), func(ctx context.Context, i int) error {
-		rw, err := fl.rewriteFile(ctx, t, at, pending[i])
+		rw, err := fl.rewriteFile(ctx, t, at, pending[i], rewriteSpread(len(pending)))
 		if err != nil {
 			return err
 		}
@@ -303,49 +303,24 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 // deleted before stay deleted), drops (delete, overwrite) or changes
 // (update) the rows the filter matches, and writes the result as new files.
 // A file without a matching row is left alone.
-func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask) (rewrite, error) {
+func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (rewrite, error) {
 	mem := memory.DefaultAllocator
 	path := task.File.FilePath()
-	sc := t.Scan(table.WithSnapshotID(at.SnapshotID))
+	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithArrowBatchSize(rewriteBatchRows))
 	schema, batches, err := sc.ReadTasks(ctx, []table.FileScanTask{task})
 	if err != nil {
 		return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}
-	var (
-		out     []arrow.RecordBatch
-		matched int64
-	)
-	release := func() {
-		for _, r := range out {
-			r.Release()
-		}
-	}
-	for rec, err := range batches {
-		if err != nil {
-			release()
-			return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
-		}
+	var matched int64
+	wr, changed, err := rewriteStream(schema, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
 		parts, n, err := fl.apply(ctx, rec, mem)
-		rec.Release()
 		if err != nil {
-			release()
-			return rewrite{}, fmt.Errorf("%s (in %s): %w", fl.op, path, err)
+			return nil, false, fmt.Errorf("%s (in %s): %w", fl.op, path, err)
 		}
 		matched += n
-		out = append(out, parts...)
-	}
-	if matched == 0 {
-		release()
-		return rewrite{}, nil
-	}
-	rdr, err := array.NewRecordReader(schema, out)
-	release()
-	if err != nil {
-		return rewrite{}, fmt.Errorf("%w: rewriting %s: %v", errs.ErrValidation, path, err)
-	}
-	defer rdr.Release()
-	wr, err := fl.w.writeData(ctx, fl.p, rdr)
-	if err != nil {
+		return parts, n > 0, nil
+	}, func(r array.RecordReader) (written, error) { return fl.w.writeFiles(ctx, fl.p, r, spread) })
+	if err != nil || !changed {
 		return rewrite{}, err
 	}
 	return rewrite{matched: matched, out: wr}, nil
