@@ -79,6 +79,9 @@ QUICK_N, QUICK_N_OURS = "50", "2000"
 DEFAULT_N_M3, QUICK_N_M3 = 600_000, 2000
 DEFAULT_PYICEBERG_CAP_S, QUICK_PYICEBERG_CAP_S = 1200.0, 30.0
 M3_LAYOUTS = ("partitioned", "unpartitioned")
+# delta-rs writes snappy unless told otherwise; the Iceberg tables are zstd (PyIceberg's default, which
+# we and Spark follow), so the Delta tables and delta-rs's merge are told zstd (its default level, 1).
+DELTA_CODEC = "ZSTD"
 M3_ON = " AND ".join(f"t.{k} = s.{k}" for k in MERGE_KEYS)
 SPARK_WARMUP_ROWS, SPARK_WARMUP_SOURCE = 50_000, 5_000
 
@@ -132,8 +135,9 @@ COMPETITORS = [
                "target.l_linenumber = source.l_linenumber\").whenMatched().updateAll().whenNotMatched().insertAll()"
                ".merge()` (the explicit clauses upsert builds)", ours=True),
     Competitor("deltalake.merge", "M3", f"delta-rs `DeltaTable(path).merge(source=src, predicate=\"{M3_ON}\", "
-               "source_alias=\"s\", target_alias=\"t\").when_matched_update_all().when_not_matched_insert_all()"
-               ".execute()` on the same rows written once by `write_deltalake` (partitioned by l_shipmonth, or not)",
+               "source_alias=\"s\", target_alias=\"t\", writer_properties=WriterProperties(compression=\"ZSTD\"))"
+               ".when_matched_update_all().when_not_matched_insert_all().execute()` on the same rows written once by "
+               "`write_deltalake` (zstd; partitioned by l_shipmonth, or not)",
                kind="delta"),
     Competitor("spark.merge_into", "M3", f"Spark 4.1 + Iceberg (local[2], 4 GB driver, JDBC catalog on the SQLite "
                f"file): `MERGE INTO local.bench.lineitem t USING src s ON {M3_ON} WHEN MATCHED THEN UPDATE SET * "
@@ -463,8 +467,12 @@ def child(args) -> None:
     elif comp.kind == "delta":
         from deltalake import DeltaTable
 
+        from deltalake import WriterProperties
+
         dtable = DeltaTable(str(delta_path))
-        op = lambda: (dtable.merge(source=src, predicate=M3_ON, source_alias="s", target_alias="t")  # noqa: E731
+        props = WriterProperties(compression=DELTA_CODEC)
+        op = lambda: (dtable.merge(source=src, predicate=M3_ON, source_alias="s", target_alias="t",  # noqa: E731
+                                   writer_properties=props)
                       .when_matched_update_all().when_not_matched_insert_all().execute())
     elif comp.ours:
         import pyiceberg_go as ig
@@ -609,12 +617,14 @@ def prepare_child(args) -> None:
     work, out = Path(args.workdir), Path(args.result)
     data = with_month(base.load_lineitem(Path(args.data), "W1", "prepare"))
     if args.layout == "delta-partitioned" or args.layout == "delta-unpartitioned":
-        from deltalake import write_deltalake
+        from deltalake import WriterProperties, write_deltalake
 
         t0 = time.perf_counter()
-        write_deltalake(str(work), data, partition_by=[MONTH_COL] if args.layout == "delta-partitioned" else None)
+        write_deltalake(str(work), data, partition_by=[MONTH_COL] if args.layout == "delta-partitioned" else None,
+                        writer_properties=WriterProperties(compression=DELTA_CODEC))
         out.write_text(json.dumps({"rows": data.num_rows, "prepare_write_s": time.perf_counter() - t0,
-                                   "data_files": sum(1 for _ in work.rglob("*.parquet"))}))
+                                   "data_files": sum(1 for _ in work.rglob("*.parquet")),
+                                   "compression": DELTA_CODEC}))
         return
     months = sorted(pc.unique(data.column(MONTH_COL)).to_pylist())
     cat = base._sql_catalog(work)
@@ -728,7 +738,10 @@ def ensure_layout(sf: str, root: Path, data: Path, layout: str, log) -> dict:
     Delta tables (write_deltalake). Returns their set-up facts."""
     setup_file = root / f"setup-{layout}.json"
     if setup_file.exists():
-        return json.loads(setup_file.read_text())
+        made = json.loads(setup_file.read_text())
+        # Delta tables made before the codec was pinned (delta-rs defaults to snappy) are made again.
+        if not layout.startswith("delta") or made.get("compression") == DELTA_CODEC:
+            return made
     pristine = root / f"pristine-{layout}"
     shutil.rmtree(pristine, ignore_errors=True)
     work = scratch_dir(sf, layout)
