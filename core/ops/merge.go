@@ -82,7 +82,7 @@ type merger struct {
 	matched, notMatched, bySource []mergeClause
 	checkCardinality              bool
 
-	source     arrow.RecordBatch
+	source     *sourceRows
 	index      *keyIndex
 	srcMatched []atomic.Bool
 
@@ -377,7 +377,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
 	}
 	m := &merger{w: w, p: p, target: target, tableCols: tableCols, files: map[string]mergedFile{}}
-	if m.source, err = readAll(ctx, w.input); err != nil {
+	if m.source, err = readSource(ctx, w.input); err != nil {
 		return nil, err
 	}
 	if m.source.NumRows() > maxMergeSourceRowsIdx {
@@ -661,58 +661,6 @@ func topLevelIndex(sc *iceberg.Schema, name string) int {
 	return -1
 }
 
-// readAll reads a stream into one record batch.
-func readAll(ctx context.Context, in array.RecordReader) (arrow.RecordBatch, error) {
-	var recs []arrow.RecordBatch
-	defer func() { releaseAll(recs) }()
-	for in.Next() {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
-		}
-		rec := in.RecordBatch()
-		rec.Retain()
-		recs = append(recs, rec)
-	}
-	if err := in.Err(); err != nil {
-		return nil, fmt.Errorf("%w: reading the merge source: %v", errs.ErrInvalidArgument, err)
-	}
-	if len(recs) == 1 {
-		// One batch (a single-chunk table): used as it is, not copied.
-		rec := recs[0]
-		recs = nil
-		return rec, nil
-	}
-	sc := in.Schema()
-	cols := make([]arrow.Array, sc.NumFields())
-	var n int64
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	for i := range cols {
-		parts := make([]arrow.Array, 0, len(recs))
-		for _, r := range recs {
-			parts = append(parts, r.Column(i))
-		}
-		if len(parts) == 0 {
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, sc.Field(i).Type, 0)
-			continue
-		}
-		c, err := array.Concatenate(parts, memory.DefaultAllocator)
-		if err != nil {
-			for _, c := range cols[:i] {
-				c.Release()
-			}
-			return nil, fmt.Errorf("%w: reading the merge source: %v", errs.ErrInvalidArgument, err)
-		}
-		cols[i] = c
-	}
-	rec := array.NewRecordBatch(sc, cols, n)
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec, nil
-}
-
 // buildIndex hashes the source rows by their join keys.
 func (m *merger) buildIndex(ctx context.Context) error {
 	n := int(m.source.NumRows())
@@ -722,7 +670,7 @@ func (m *merger) buildIndex(ctx context.Context) error {
 		m.index = buildKeyIndex(n, func(_ int, buf []byte) ([]byte, bool) { return buf, true })
 		return nil
 	}
-	vals, err := evalKeys(ctx, m.keys, m.source, false)
+	vals, err := m.source.evalKeys(ctx, m.keys)
 	if err != nil {
 		return err
 	}
@@ -921,7 +869,7 @@ func (m *merger) candidates(ctx context.Context, t *table.Table, at *table.Snaps
 // condition's target-only parts and the range of each key's source values.
 func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, error) {
 	filter := m.on.Iceberg()
-	vals, err := evalKeys(ctx, m.keys, m.source, false)
+	vals, err := m.source.evalKeys(ctx, m.keys)
 	if err != nil {
 		return nil, err
 	}
@@ -1164,7 +1112,7 @@ func (m *merger) pairs(ctx context.Context, rec arrow.RecordBatch, ti, si []int3
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := takeRecord(ctx, m.source, si)
+	s, err := m.source.take(ctx, si)
 	if err != nil {
 		t.Release()
 		return nil, nil, err
@@ -1299,7 +1247,7 @@ func (m *merger) inserts(ctx context.Context) (written, int64, error) {
 	if len(rest) == 0 {
 		return written{}, 0, nil
 	}
-	rs, err := takeRecord(ctx, m.source, rest)
+	rs, err := m.source.take(ctx, rest)
 	if err != nil {
 		return written{}, 0, err
 	}
