@@ -2,24 +2,26 @@ package main
 
 import (
 	"os"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"time"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/gctune"
 )
 
-// defaultGCPercent is the garbage collector's target when the host sets no
-// GOGC: the heap may grow to 1.5x the live data between collections rather
-// than Go's default 2x. Most of what a write allocates is Arrow and Parquet
-// buffers with no pointers, so collecting more often costs little, while a
-// smaller heap needs fewer fresh pages from the OS: on the TPC-H SF1
-// benchmarks it cut peak RSS by a fifth and made the partitioned append
-// faster (docs/decisions.md).
-const defaultGCPercent = 50
+// gcRule is the garbage collector's target when the host sets no GOGC:
+// the heap may grow by half the live data between collections (Go's
+// default is all of it), or by 64 MB while less than 128 MB is live.
+// Most of what a write allocates is Arrow and Parquet buffers with no
+// pointers, so collecting more often costs little on large writes, while
+// a smaller heap needs fewer fresh pages from the OS; small appends with a
+// few MB live would otherwise collect several times per call
+// (core/gctune, docs/decisions.md).
+var gcRule = gctune.Settings{Percent: 50, MinHeadroom: 64 << 20}
 
 func init() {
 	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(defaultGCPercent)
+		gctune.Start(gcRule)
 	}
 	startProfile()
 }
