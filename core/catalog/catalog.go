@@ -114,7 +114,7 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 			return nil, err
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_txlock=immediate"
+	dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, path, err)
