@@ -550,19 +550,7 @@ def spark_merge(result: dict, work: Path, source: Path, layout: str, pre: Path) 
     CPU seconds."""
     import sparkbench
 
-    t0 = time.perf_counter()
-    spark = sparkbench.start_session(work, Path(os.environ["BENCH_SPARK_JARS"]))
-    spark.sparkContext.setLogLevel("ERROR")
-    result["session_start_s"] = time.perf_counter() - t0
-    jvm_pid = str(spark._jvm.java.lang.ProcessHandle.current().pid())
-
-    t0 = time.perf_counter()
-    df = spark.read.parquet(str(source)).cache()
-    n = df.count()
-    result["load_s"] = time.perf_counter() - t0
-    if n != result["input_rows"]:
-        raise SystemExit(f"Spark loaded {n} source rows, expected {result['input_rows']}")
-    df.createOrReplaceTempView("src")
+    spark, jvm_pid, df = sparkbench.start_and_load(result, work, source, result["input_rows"])
     target = sparkbench.TABLE
     if target != f"{CATALOG}.{TABLE}":
         raise SystemExit(f"sparkbench.TABLE is {target}, this benchmark's table is {CATALOG}.{TABLE}")

@@ -105,27 +105,32 @@ def start_session(work: Path, jar_dir: Path):
     )
 
 
+def start_and_load(result: dict, work: Path, path: Path, rows: int):
+    """Starts a session on work (timed into result["session_start_s"]) and loads the Parquet at path
+    into memory as temp view `src` (read, cache, count: result["load_s"]); fails unless it has rows
+    rows. Returns the session, the JVM's pid and the cached DataFrame."""
+    t0 = time.perf_counter()
+    spark = start_session(work, Path(os.environ["BENCH_SPARK_JARS"]))
+    spark.sparkContext.setLogLevel("ERROR")
+    result["session_start_s"] = time.perf_counter() - t0
+    jvm_pid = str(spark._jvm.java.lang.ProcessHandle.current().pid())
+    t0 = time.perf_counter()
+    df = spark.read.parquet(str(path)).cache()
+    n = df.count()
+    result["load_s"] = time.perf_counter() - t0
+    if n != rows:
+        raise SystemExit(f"Spark loaded {n} rows from {path}, expected {rows}")
+    df.createOrReplaceTempView("src")
+    return spark, jvm_pid, df
+
+
 def spark_child(result: dict, workload: str, path: Path, work: Path, facts: dict, status_mb, reset_peak) -> None:
     """Fills result with session start, load, write seconds and the JVM's RSS for one Spark measurement."""
     from run import DISTRIBUTION, PARTITIONED, SORT_KEYS, base_workload
 
     base = base_workload(workload)
-    jar_dir = Path(os.environ["BENCH_SPARK_JARS"])
-    t0 = time.perf_counter()
-    spark = start_session(work, jar_dir)
-    spark.sparkContext.setLogLevel("ERROR")
-    result["session_start_s"] = time.perf_counter() - t0
-    jvm_pid = str(spark._jvm.java.lang.ProcessHandle.current().pid())
-
-    # Spark's input in memory, as the other writers' is: read, cache, materialise.
-    t0 = time.perf_counter()
-    df = spark.read.parquet(str(path)).cache()
-    n = df.count()
-    result["load_s"] = time.perf_counter() - t0
+    spark, jvm_pid, df = start_and_load(result, work, path, facts["rows"])
     result["spark_partitions"] = df.rdd.getNumPartitions()
-    if n != facts["rows"]:
-        raise SystemExit(f"Spark loaded {n} rows, expected {facts['rows']}")
-    df.createOrReplaceTempView("src")
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.bench")
     part = PARTITION_SQL.get(PARTITIONED.get(base, ""), "")
 
