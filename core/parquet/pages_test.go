@@ -13,7 +13,8 @@ type pageInfo struct {
 	dictionary bool
 	encoding   pq.Encoding
 	values     int
-	bytes      int // uncompressed
+	bytes      int  // uncompressed
+	stats      bool // the header has a min or a max
 }
 
 // chunkPages reads the page headers of column path in every row group.
@@ -42,10 +43,15 @@ func chunkPages(t *testing.T, data []byte, path string) [][]pageInfo {
 		var pages []pageInfo
 		for pr.Next() {
 			p := pr.Page()
-			pages = append(pages, pageInfo{
+			info := pageInfo{
 				dictionary: p.Type() == file.PageTypeDictionaryPage,
 				encoding:   pq.Encoding(p.Encoding()), values: int(p.NumValues()), bytes: len(p.Data()),
-			})
+			}
+			if dp, ok := p.(file.DataPage); ok {
+				st := dp.Statistics()
+				info.stats = st.HasMin || st.HasMax
+			}
+			pages = append(pages, info)
 		}
 		if err := pr.Err(); err != nil {
 			t.Fatal(err)
@@ -246,6 +252,94 @@ func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
 				}
 				if n < total/(pageBytes+slack) || n < 2 {
 					t.Errorf("%s: %d pages for %d bytes", path, n, total)
+				}
+			}
+		}
+	})
+}
+
+// TestParquetGoPagesHaveNoStatisticsButChunksDo: min/max are computed once
+// per page for the column index and the chunk statistics, not a second
+// time for page headers (parquet-go's default, which a WriterConfig cannot
+// turn off).
+func TestParquetGoPagesHaveNoStatisticsButChunksDo(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 2, 25000)
+	opts, err := OptionsFromProperties(map[string]string{PropPageRowLimit: "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Encoder = EncoderParquetGo
+	fs := newMemFS()
+	f := writeAll(t, fs, sc, opts, recs)[0]
+	data := fs.bytes(t, f.Path)
+	for _, path := range []string{"id", "cat", "plain"} {
+		for _, pages := range chunkPages(t, data, path) {
+			for _, p := range pages {
+				if p.stats {
+					t.Fatalf("%s: a page header has statistics", path)
+				}
+			}
+		}
+	}
+	for _, id := range []int{1, 2, 6} {
+		if f.Lower[id] == nil || f.Upper[id] == nil {
+			t.Errorf("field %d: no bounds in the file's metrics: %v %v", id, f.Lower, f.Upper)
+		}
+	}
+}
+
+// TestColumnIndexHasRealBoundsOrNone: a page index entry that claims a
+// page holds values must give that page's real min and max (readers skip
+// pages by them); a column whose bounds the encoder does not compute has
+// no column index at all.
+func TestColumnIndexHasRealBoundsOrNone(t *testing.T) {
+	forEachEncoder(t, func(t *testing.T, ec encoderCase) {
+		sc, recs := bloomBatches(t, false, 2, 25000)
+		opts, err := OptionsFromProperties(map[string]string{PropPageRowLimit: "1000"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, ec.opts(opts), recs)[0]
+		rdr, err := file.NewParquetReader(bytes.NewReader(fs.bytes(t, f.Path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		pir := rdr.GetPageIndexReader()
+		for rg := 0; rg < rdr.NumRowGroups(); rg++ {
+			rgr, err := pir.RowGroup(rg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rgr == nil {
+				continue
+			}
+			for c := 0; c < rdr.MetaData().Schema.NumColumns(); c++ {
+				col := rdr.MetaData().Schema.Column(c)
+				ci, err := rgr.GetColumnIndex(c)
+				if err != nil {
+					t.Fatalf("%s: %v", col.Path(), err)
+				}
+				if ci == nil {
+					continue
+				}
+				mins, maxs, nulls := ci.GetMinValues(), ci.GetMaxValues(), ci.GetNullPages()
+				for p := range nulls {
+					if nulls[p] {
+						continue
+					}
+					switch col.PhysicalType() {
+					case pq.Types.FixedLenByteArray:
+						if w := col.TypeLength(); len(mins[p]) != w || len(maxs[p]) != w {
+							t.Fatalf("%s page %d: bounds of %d and %d bytes for a %d-byte type", col.Path(), p, len(mins[p]), len(maxs[p]), w)
+						}
+					case pq.Types.ByteArray:
+					default:
+						if len(mins[p]) == 0 || len(maxs[p]) == 0 {
+							t.Fatalf("%s page %d: empty bounds", col.Path(), p)
+						}
+					}
 				}
 			}
 		}

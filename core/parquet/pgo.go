@@ -251,7 +251,7 @@ type pgoEncoder struct {
 	// blooms builds the bloom filter of each column that has one (nil
 	// otherwise); filters holds the finished ones by row group, then column.
 	// They are written after the last row group, by rewriting the footer
-	// parquet-go wrote (see closeWithBlooms).
+	// parquet-go wrote (see closeRewritingFooter).
 	blooms  []*bloomBuilder
 	filters [][][]byte
 	sink    *captureWriter
@@ -307,18 +307,20 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 			opts = append(opts, pgo.SkipPageBounds(sc.Field(i).Name))
 		}
 	}
-	cfg, err := pgo.NewWriterConfig(append(opts,
+	opts = append(opts,
 		pgo.Compression(r.pgoCodec()),
 		pgo.PageBufferSize(pgoPageBytes(r, len(cols))),
 		pgo.DictionaryMaxBytes(r.DictionaryPageBytes),
 		pgo.DataPageVersion(1),
+		// No min/max in page headers (the column index has them): each
+		// costs a pass over the page's values.
 		pgo.DataPageStatistics(false),
 		// No buffer of parquet-go's own: the file already has one, and
 		// bytes held back there would make the Writer's count of bytes
 		// written (which sizes row groups and files) lag.
 		pgo.WriteBufferSize(-1),
-	)...)
-	if err != nil {
+	)
+	if _, err := pgo.NewWriterConfig(opts...); err != nil {
 		return nil, fmt.Errorf("parquet-go config: %w", err)
 	}
 	e := &pgoEncoder{
@@ -341,7 +343,10 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 			e.blooms[i] = newBloomBuilder(bf, r.BloomMaxBytes)
 		}
 	}
-	e.w = pgo.NewGenericWriter[any](e.sink, cfg)
+	// The options, not a *WriterConfig built from them: parquet-go merges a
+	// config into its defaults with OR for booleans, which would turn page
+	// statistics back on.
+	e.w = pgo.NewGenericWriter[any](e.sink, opts...)
 	e.cws = e.w.ColumnWriters()
 	return e, nil
 }
@@ -560,8 +565,8 @@ func (e *pgoEncoder) rowGroupBytes(written int64) int64 {
 // close writes the footer and re-reads it as arrow-go metadata, so that
 // both encoders share footerMetrics.
 func (e *pgoEncoder) close() (*metadata.FileMetaData, error) {
-	if e.blooms != nil {
-		return e.closeWithBlooms()
+	if e.blooms != nil || len(e.decBounds) > 0 {
+		return e.closeRewritingFooter()
 	}
 	if err := e.w.Close(); err != nil {
 		return nil, withIO(err)
@@ -611,11 +616,14 @@ func decimalBytesOf(n decimal128.Num) []byte {
 	return minimalTwosComplement(be[:])
 }
 
-// closeWithBlooms writes the last row group, lets parquet-go write its page
-// index and footer into a buffer, and writes the page index, the bloom
-// filters and the footer with their offsets. Bloom filters may be anywhere
-// in the file before the footer.
-func (e *pgoEncoder) closeWithBlooms() (*metadata.FileMetaData, error) {
+// closeRewritingFooter writes the last row group, lets parquet-go write its
+// page index and footer into a buffer, and writes the page index, the bloom
+// filters and a footer of its own: with the filters' offsets (bloom filters
+// may be anywhere in the file before the footer), and without the column
+// index of the columns whose bounds parquet-go did not compute
+// (FIXED_LEN_BYTE_ARRAY decimals), which would give every page empty bounds:
+// an invalid index that readers reject or, worse, skip pages by.
+func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 	if err := e.newRowGroup(); err != nil {
 		return nil, err
 	}
@@ -637,8 +645,14 @@ func (e *pgoEncoder) closeWithBlooms() (*metadata.FileMetaData, error) {
 	if err := thrift.Unmarshal(proto, tail[start:len(tail)-8], &md); err != nil {
 		return nil, fmt.Errorf("decoding parquet-go footer: %w", err)
 	}
-	if len(md.RowGroups) != len(e.filters) {
+	if e.blooms != nil && len(md.RowGroups) != len(e.filters) {
 		return nil, fmt.Errorf("parquet-go wrote %d row groups, bloom filters were built for %d", len(md.RowGroups), len(e.filters))
+	}
+	for rg := range md.RowGroups {
+		for c := range e.decBounds {
+			md.RowGroups[rg].Columns[c].ColumnIndexOffset = 0
+			md.RowGroups[rg].Columns[c].ColumnIndexLength = 0
+		}
 	}
 	if _, err := e.sink.Write(tail[:start]); err != nil {
 		return nil, withIO(err)
