@@ -12,20 +12,18 @@ import (
 // rowRun is rows [lo, hi) of a batch.
 type rowRun struct{ lo, hi int }
 
-// minRunRows is the mean run length from which copying runs beats a take:
-// a rewrite keeps most rows of a file, in long runs between the few rows
-// it changes, and arrow-go's take copies strings one value at a time.
+// minRunRows is the mean run length from which copying runs beats a take
+// for every column: a rewrite keeps most rows of a file, in long runs
+// between the few rows it changes. Strings and wide fixed-width values
+// (decimals) are copied by runs even when every run is one row: arrow-go's
+// take appends them one value at a time through a builder.
 const minRunRows = 4
 
-// ascendingRuns splits strictly ascending row numbers into runs of
-// consecutive rows; false when idx is not strictly ascending or its runs
-// are too short to be worth copying as runs.
-func ascendingRuns(idx []int32) ([]rowRun, bool) {
-	var runs []rowRun
+// indexRuns splits row numbers, in any order and with repeats, into runs
+// of consecutive rows; long reports whether the runs are long enough on
+// average to copy every column by runs.
+func indexRuns(idx []int32) (runs []rowRun, long bool) {
 	for i := 0; i < len(idx); {
-		if i > 0 && idx[i] <= idx[i-1] {
-			return nil, false
-		}
 		j := i + 1
 		for j < len(idx) && idx[j] == idx[j-1]+1 {
 			j++
@@ -34,6 +32,13 @@ func ascendingRuns(idx []int32) ([]rowRun, bool) {
 		i = j
 	}
 	return runs, len(runs) > 0 && len(idx) >= minRunRows*len(runs)
+}
+
+// takesWell reports whether arrow's take beats one copy per row for dt:
+// fixed-width values of at most 8 bytes, which it moves in a typed loop.
+func takesWell(dt arrow.DataType) bool {
+	fw, ok := dt.(arrow.FixedWidthDataType)
+	return ok && fw.BitWidth() <= 64
 }
 
 // copyRuns copies the rows of runs (n in all) of a into a new array with

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -96,18 +97,31 @@ func TestTakeRecordByRunsEqualsTake(t *testing.T) {
 			rec = full.NewSlice(37, 2900)
 		}
 		n := int(rec.NumRows())
-		for _, keepOneIn := range []int{1, 20, 1000} {
+		for _, keepOneIn := range []int{1, 20, 1000, -1} {
 			var idx []int32
 			for i := range n {
 				// Drop about one row in keepOneIn... except keepOneIn 1,
-				// which keeps every third row (runs of one: the take path).
+				// which keeps every third row (runs of one: strings and
+				// decimals by runs, narrow values by take).
 				if (keepOneIn == 1 && i%3 == 0) || (keepOneIn > 1 && rng.IntN(keepOneIn) != 0) {
 					idx = append(idx, int32(i))
 				}
 			}
-			_, byRuns := ascendingRuns(idx)
-			if byRuns != (keepOneIn > 1) {
-				t.Fatalf("keep %d: by runs %v", keepOneIn, byRuns)
+			if keepOneIn == -1 {
+				// Random rows with repeats and short runs in any order,
+				// as a merge gathers source rows for the target rows.
+				for range n {
+					r := rng.IntN(n)
+					for k := range 1 + rng.IntN(3) {
+						if r+k < n {
+							idx = append(idx, int32(r+k))
+						}
+					}
+				}
+			}
+			_, long := indexRuns(idx)
+			if long != (keepOneIn > 1) {
+				t.Fatalf("keep %d: long runs %v", keepOneIn, long)
 			}
 			got, err := takeRecord(ctx, rec, idx)
 			if err != nil {
@@ -141,15 +155,19 @@ func TestTakeRecordByRunsEqualsTake(t *testing.T) {
 	empty.Release()
 }
 
-func TestAscendingRuns(t *testing.T) {
-	runs, ok := ascendingRuns([]int32{0, 1, 2, 3, 7, 8, 9, 10, 11})
-	if !ok || len(runs) != 2 || runs[0] != (rowRun{0, 4}) || runs[1] != (rowRun{7, 12}) {
-		t.Fatalf("%v %v", runs, ok)
+func TestIndexRuns(t *testing.T) {
+	runs, long := indexRuns([]int32{0, 1, 2, 3, 7, 8, 9, 10, 11})
+	if !long || len(runs) != 2 || runs[0] != (rowRun{0, 4}) || runs[1] != (rowRun{7, 12}) {
+		t.Fatalf("%v %v", runs, long)
 	}
-	if _, ok := ascendingRuns([]int32{0, 1, 2, 3, 3, 4, 5, 6}); ok {
-		t.Fatal("a repeated row is not a run")
+	runs, _ = indexRuns([]int32{5, 6, 7, 8, 0, 1, 3, 3})
+	if want := []rowRun{{5, 9}, {0, 2}, {3, 4}, {3, 4}}; !slices.Equal(runs, want) {
+		t.Fatalf("any order and repeats: %v, want %v", runs, want)
 	}
-	if _, ok := ascendingRuns([]int32{5, 6, 7, 8, 0, 1, 2, 3}); ok {
-		t.Fatal("descending rows are not runs")
+	if _, long := indexRuns([]int32{4, 2, 9, 1}); long {
+		t.Fatal("runs of one row are not long")
+	}
+	if runs, long := indexRuns(nil); runs != nil || long {
+		t.Fatal("no rows, no runs")
 	}
 }

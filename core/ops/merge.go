@@ -1120,10 +1120,11 @@ func (m *merger) pairs(ctx context.Context, rec arrow.RecordBatch, ti, si []int3
 	return t, s, nil
 }
 
-// takeRecord gathers rows idx of rec: by runs when idx ascends in long
-// runs (the rows a rewrite keeps), otherwise with arrow's take.
+// takeRecord gathers rows idx of rec: by runs of consecutive rows when
+// they are long (the rows a rewrite keeps) or the column's values are
+// strings or wider than 8 bytes, otherwise with arrow's take.
 func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx []int32) (arrow.RecordBatch, error) {
-	runs, byRuns := ascendingRuns(idx)
+	runs, long := indexRuns(idx)
 	var ia arrow.Array
 	defer func() {
 		if ia != nil {
@@ -1132,7 +1133,7 @@ func takeRecord(ctx context.Context, rec arrow.RecordBatch, idx []int32) (arrow.
 	}()
 	cols := make([]arrow.Array, rec.NumCols())
 	for i, c := range rec.Columns() {
-		if byRuns {
+		if long || !takesWell(c.DataType()) {
 			if t, ok := copyRuns(c, runs, len(idx), memory.DefaultAllocator); ok {
 				cols[i] = t
 				continue
