@@ -78,6 +78,14 @@ type distributor struct {
 	// encode in parallel with what follows.
 	closing []*slot
 	out     written
+
+	// held are the first batches, kept back until they hold enough rows
+	// for the dictionary decision (a rewrite's first batch can be a few
+	// hundred rows, and a file opened on that would dictionary-encode
+	// every column); undecided is set when the whole input was too small.
+	held      []arrow.RecordBatch
+	heldRows  int64
+	undecided bool
 }
 
 // writeData runs the data path: conform, partition, lay out, encode.
@@ -138,8 +146,51 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 	return d.finish()
 }
 
-// add routes one conformed batch.
+// add routes one conformed batch, once the dictionary decision is made.
 func (d *distributor) add(c arrow.RecordBatch) error {
+	if d.opts.NoDictionary != nil || d.undecided {
+		return d.route(c)
+	}
+	c.Retain()
+	d.held = append(d.held, c)
+	d.heldRows += c.NumRows()
+	if d.heldRows < dictSampleRows && !d.p.dictionaryDecided() {
+		return nil
+	}
+	return d.routeHeld()
+}
+
+// routeHeld makes the dictionary decision on the held batches (or takes
+// the operation's) and routes them.
+func (d *distributor) routeHeld() error {
+	held := d.held
+	d.held, d.heldRows = nil, 0
+	defer releaseAll(held)
+	sample := held[len(held)-1]
+	if sample.NumRows() < dictSampleRows && len(held) > 1 {
+		all, err := concatBatches(d.sch, held)
+		if err != nil {
+			return err
+		}
+		defer all.Release()
+		sample = all
+	}
+	noDict, err := d.p.decideDictionary(d.opts, sample)
+	if err != nil {
+		return err
+	}
+	d.opts.NoDictionary = noDict
+	d.undecided = noDict == nil // each file decides on its own first rows
+	for _, h := range held {
+		if err := d.route(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// route sends one batch to its writers.
+func (d *distributor) route(c arrow.RecordBatch) error {
 	d.batch++
 	if d.p.sorter == nil && d.p.spec.IsUnpartitioned() {
 		// Spread batches over up to one writer per core so encoding runs
@@ -155,13 +206,6 @@ func (d *distributor) add(c arrow.RecordBatch) error {
 			return err
 		}
 		return d.limitBuffered()
-	}
-	if d.opts.NoDictionary == nil {
-		noDict, err := d.p.decideDictionary(d.opts, c)
-		if err != nil {
-			return err
-		}
-		d.opts.NoDictionary = noDict
 	}
 	parts, err := transform.Split(c, d.p.spec, d.p.schema, d.mem)
 	defer func() {
@@ -390,7 +434,13 @@ func (d *distributor) collect(s *slot) error {
 // files; on error it deletes them.
 func (d *distributor) finish() (written, error) {
 	var err error
+	if len(d.held) > 0 {
+		err = d.routeHeld()
+	}
 	for _, k := range slices.Clone(d.bufOrder) {
+		if err != nil {
+			break
+		}
 		if err = d.flush(k, true); err != nil {
 			break
 		}
@@ -436,6 +486,8 @@ func (d *distributor) abort() {
 	for _, b := range d.bufs {
 		releaseAll(b.recs)
 	}
+	releaseAll(d.held)
+	d.held = nil
 	d.rr, d.slots, d.closing, d.bufs, d.bufOrder = nil, map[string]*slot{}, nil, map[string]*pending{}, nil
 	d.out = written{}
 	d.w.deleteFiles(context.WithoutCancel(d.ctx), d.p, paths)

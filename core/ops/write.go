@@ -111,6 +111,14 @@ func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) ([]
 	return p.noDict, p.dictErr
 }
 
+// dictionaryDecided reports whether the operation's dictionary decision
+// is made.
+func (p *plan) dictionaryDecided() bool {
+	p.dictMu.Lock()
+	defer p.dictMu.Unlock()
+	return p.dictDone
+}
+
 // dictSampleRows is the smallest batch the dictionary decision is made on.
 const dictSampleRows = 8192
 

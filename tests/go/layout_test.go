@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
@@ -339,4 +341,54 @@ func TestNoneWithoutFanoutClustersLikeSparkTasks(t *testing.T) {
 		}
 	}
 	equalRows(t, readRows(t, s, "db.clustered", nil), expectRows([2]int64{0, 10000}))
+}
+
+// TestDictionaryDecisionWaitsForEnoughRows: an input whose first batch is
+// tiny (as a copy-on-write rewrite's first output often is) still gets the
+// per-operation dictionary decision from enough rows: the unique "name"
+// column is written without a dictionary, the three-valued "cat" with one,
+// on an unpartitioned and a partitioned table.
+func TestDictionaryDecisionWaitsForEnoughRows(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	for _, c := range []struct {
+		name string
+		part []request.PartitionField
+	}{
+		{"unpart", nil},
+		{"bycat", []request.PartitionField{{Transform: "identity", Column: "cat"}}},
+	} {
+		recs := []arrow.RecordBatch{batch(0, 300), batch(300, 20000), batch(20300, 20000)}
+		rdr, err := array.NewRecordReader(baseSchema, recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			r.Release()
+		}
+		mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "db." + c.name, PartitionBy: c.part}, rdr)
+		files := e.dataFiles(t, c.name)
+		if len(files) == 0 {
+			t.Fatalf("%s: no data files", c.name)
+		}
+		for _, path := range files {
+			f, err := file.OpenParquetFile(path, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dict := map[string]bool{}
+			sc := f.MetaData().Schema
+			for i := range sc.NumColumns() {
+				cc, err := f.MetaData().RowGroup(0).ColumnChunk(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dict[sc.Column(i).Name()] = cc.HasDictionaryPage()
+			}
+			f.Close()
+			if dict["name"] || !dict["cat"] {
+				t.Errorf("%s %s: dictionary pages %v, want none for name and one for cat", c.name, filepath.Base(path), dict)
+			}
+		}
+	}
 }
