@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -204,12 +205,19 @@ func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool
 	return g
 }
 
+// zstdCodecs holds one parquet-go zstd codec per encoder level, shared by
+// every file: a codec pools its encoders, and a fresh encoder allocates and
+// clears its history window (an 84-partition write made one per file).
+var zstdCodecs sync.Map // kzstd.EncoderLevel -> *zstd.Codec
+
 // pgoCodec maps the resolved codec and level to a parquet-go codec with the
 // same settings as the pqarrow path.
 func (r resolved) pgoCodec() pgocompress.Codec {
 	switch r.codec {
 	case compress.Codecs.Zstd:
-		return &zstd.Codec{Level: kzstd.EncoderLevelFromZstd(r.level)}
+		level := kzstd.EncoderLevelFromZstd(r.level)
+		c, _ := zstdCodecs.LoadOrStore(level, &zstd.Codec{Level: level})
+		return c.(*zstd.Codec)
 	case compress.Codecs.Snappy:
 		return &snappy.Codec{}
 	case compress.Codecs.Gzip:

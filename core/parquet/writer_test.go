@@ -1044,3 +1044,17 @@ func TestOptionalColumnsWithoutNulls(t *testing.T) {
 		}
 	})
 }
+
+// TestZstdCodecIsSharedPerLevel: every file written at one zstd level uses
+// one codec, so encoders (and their history windows) are pooled across
+// files instead of made anew for each of a partitioned write's files.
+func TestZstdCodecIsSharedPerLevel(t *testing.T) {
+	one := resolved{codec: compress.Codecs.Zstd, level: 1}
+	nine := resolved{codec: compress.Codecs.Zstd, level: 9}
+	if one.pgoCodec() != one.pgoCodec() {
+		t.Fatal("two files at level 1 got different codecs")
+	}
+	if one.pgoCodec() == nine.pgoCodec() {
+		t.Fatal("levels 1 and 9 share a codec")
+	}
+}
