@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"time"
 
@@ -24,6 +25,34 @@ func init() {
 		gctune.Start(gcRule)
 	}
 	startProfile()
+	startTrace()
+}
+
+// startTrace writes a runtime execution trace (go tool trace) of the
+// library's first PYICEBERG_GO_TRACE_SECONDS (default 10) seconds from load
+// to the file named by PYICEBERG_GO_TRACE: where the CPU profile shows work,
+// the trace shows waiting (locks, I/O, GC, scheduling).
+func startTrace() {
+	path := os.Getenv("PYICEBERG_GO_TRACE")
+	if path == "" {
+		return
+	}
+	secs, err := strconv.Atoi(os.Getenv("PYICEBERG_GO_TRACE_SECONDS"))
+	if err != nil || secs <= 0 {
+		secs = 10
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return
+	}
+	time.AfterFunc(time.Duration(secs)*time.Second, func() {
+		trace.Stop()
+		f.Close()
+	})
 }
 
 // startProfile writes a CPU profile of the library to the file named by
