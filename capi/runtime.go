@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"runtime/pprof"
 	"runtime/trace"
@@ -24,60 +25,33 @@ func init() {
 	if _, set := os.LookupEnv("GOGC"); !set {
 		gctune.Start(gcRule)
 	}
-	startProfile()
-	startTrace()
+	// Diagnostics of the library inside its host process: a CPU profile
+	// (where the time is spent) and an execution trace (where it waits:
+	// locks, I/O, GC, scheduling), each of its first seconds from load.
+	startDiagnostic("PYICEBERG_GO_CPUPROFILE", 60, pprof.StartCPUProfile, pprof.StopCPUProfile)
+	startDiagnostic("PYICEBERG_GO_TRACE", 10, trace.Start, trace.Stop)
 }
 
-// startTrace writes a runtime execution trace (go tool trace) of the
-// library's first PYICEBERG_GO_TRACE_SECONDS (default 10) seconds from load
-// to the file named by PYICEBERG_GO_TRACE: where the CPU profile shows work,
-// the trace shows waiting (locks, I/O, GC, scheduling).
-func startTrace() {
-	path := os.Getenv("PYICEBERG_GO_TRACE")
+// startDiagnostic runs start on the file named by the variable env, and
+// stop after env_SECONDS seconds (default secs); nothing when env is unset.
+func startDiagnostic(env string, secs int, start func(io.Writer) error, stop func()) {
+	path := os.Getenv(env)
 	if path == "" {
 		return
 	}
-	secs, err := strconv.Atoi(os.Getenv("PYICEBERG_GO_TRACE_SECONDS"))
-	if err != nil || secs <= 0 {
-		secs = 10
+	if n, err := strconv.Atoi(os.Getenv(env + "_SECONDS")); err == nil && n > 0 {
+		secs = n
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return
 	}
-	if err := trace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return
 	}
 	time.AfterFunc(time.Duration(secs)*time.Second, func() {
-		trace.Stop()
-		f.Close()
-	})
-}
-
-// startProfile writes a CPU profile of the library to the file named by
-// PYICEBERG_GO_CPUPROFILE for PYICEBERG_GO_CPUPROFILE_SECONDS (default 60)
-// seconds from load: a diagnostic for profiling the library inside the
-// host process (bench/README in docs/benchmarks.md).
-func startProfile() {
-	path := os.Getenv("PYICEBERG_GO_CPUPROFILE")
-	if path == "" {
-		return
-	}
-	secs, err := strconv.Atoi(os.Getenv("PYICEBERG_GO_CPUPROFILE_SECONDS"))
-	if err != nil || secs <= 0 {
-		secs = 60
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return
-	}
-	time.AfterFunc(time.Duration(secs)*time.Second, func() {
-		pprof.StopCPUProfile()
+		stop()
 		f.Close()
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
@@ -59,6 +60,20 @@ func chunkPages(t *testing.T, data []byte, path string) [][]pageInfo {
 		out = append(out, pages)
 	}
 	return out
+}
+
+// writeParquetGo writes recs with the parquet-go encoder and table
+// properties props into one file; it returns the file and its bytes.
+func writeParquetGo(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
+	t.Helper()
+	opts, err := OptionsFromProperties(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Encoder = EncoderParquetGo
+	fs := newMemFS()
+	f := writeAll(t, fs, sc, opts, recs)[0]
+	return f, fs.bytes(t, f.Path)
 }
 
 func isDictEncoding(e pq.Encoding) bool {
@@ -192,14 +207,7 @@ func TestParquetGoCutsPagesAtPageRowLimit(t *testing.T) {
 		{map[string]string{}, 20000}, // Iceberg's default
 		{map[string]string{PropPageRowLimit: "1000"}, 1000},
 	} {
-		opts, err := OptionsFromProperties(c.props)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Encoder = EncoderParquetGo
-		fs := newMemFS()
-		f := writeAll(t, fs, sc, opts, recs)[0]
-		data := fs.bytes(t, f.Path)
+		_, data := writeParquetGo(t, c.props, sc, recs)
 		for _, path := range []string{"id", "cat", "plain"} {
 			for _, pages := range chunkPages(t, data, path) {
 				rows, n := 0, 0
@@ -264,14 +272,7 @@ func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
 // turn off).
 func TestParquetGoPagesHaveNoStatisticsButChunksDo(t *testing.T) {
 	sc, recs := bloomBatches(t, false, 2, 25000)
-	opts, err := OptionsFromProperties(map[string]string{PropPageRowLimit: "1000"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Encoder = EncoderParquetGo
-	fs := newMemFS()
-	f := writeAll(t, fs, sc, opts, recs)[0]
-	data := fs.bytes(t, f.Path)
+	f, data := writeParquetGo(t, map[string]string{PropPageRowLimit: "1000"}, sc, recs)
 	for _, path := range []string{"id", "cat", "plain"} {
 		for _, pages := range chunkPages(t, data, path) {
 			for _, p := range pages {
