@@ -12,14 +12,14 @@ import (
 )
 
 // gcRule is the garbage collector's target when the host sets no GOGC:
-// the heap may grow by half the live data between collections (Go's
-// default is all of it), or by 64 MB while less than 128 MB is live.
+// the heap may grow by a quarter of the live data between collections
+// (Go's default is all of it), or by 64 MB while less than 256 MB is live.
 // Most of what a write allocates is Arrow and Parquet buffers with no
 // pointers, so collecting more often costs little on large writes, while
 // a smaller heap needs fewer fresh pages from the OS; small appends with a
 // few MB live would otherwise collect several times per call
 // (core/gctune, docs/decisions.md).
-var gcRule = gctune.Settings{Percent: 50, MinHeadroom: 64 << 20}
+var gcRule = gctune.Settings{Percent: 25, MinHeadroom: 64 << 20}
 
 func init() {
 	if _, set := os.LookupEnv("GOGC"); !set {
