@@ -36,6 +36,12 @@ const (
 	PropBloomFPPPrefix     = "write.parquet.bloom-filter-fpp.column."
 	PropBloomNDVPrefix     = "write.parquet.bloom-filter-ndv.column."
 	PropDictEnabledPrefix  = "write.parquet.dict-encoding-enabled.column."
+	// PropDeltaEncodings (ours, default true) encodes the integer and byte
+	// array columns written without a dictionary with DELTA_BINARY_PACKED
+	// and DELTA_LENGTH_BYTE_ARRAY; false writes them PLAIN, for readers
+	// that predate those encodings (Iceberg's vectorized Spark reader
+	// before 1.10 and 1.11). Only the parquet-go encoder uses them.
+	PropDeltaEncodings = "pyiceberg-go.parquet.delta-encodings"
 )
 
 // Defaults, equal to Iceberg Java's.
@@ -102,6 +108,9 @@ type Options struct {
 	// that outgrows DictionaryPageBytes still falls back to plain encoding.
 	// The parquet-go encoder never dictionary-encodes booleans and floats.
 	Dictionary map[string]bool
+	// PlainEncodings writes columns without a dictionary PLAIN instead of
+	// with the delta encodings (PropDeltaEncodings=false).
+	PlainEncodings bool
 	// Encoder picks the Parquet encoder: "auto" (or empty) uses parquet-go
 	// for schemas of only top-level primitive columns and arrow-go's pqarrow
 	// otherwise; "pqarrow" and "parquet-go" force one (parquet-go accepts
@@ -183,6 +192,13 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 			return Options{}, fmt.Errorf("%s=%q: want a positive integer: %w", s.key, v, errs.ErrInvalidArgument)
 		}
 		*s.dst = n
+	}
+	if v, ok := props[PropDeltaEncodings]; ok {
+		on, err := parseBool(PropDeltaEncodings, v)
+		if err != nil {
+			return Options{}, err
+		}
+		o.PlainEncodings = !on
 	}
 	if err := o.columnProperties(props); err != nil {
 		return Options{}, err

@@ -346,3 +346,48 @@ func TestColumnIndexHasRealBoundsOrNone(t *testing.T) {
 		}
 	})
 }
+
+// TestColumnsWithoutDictionaryUseDeltaEncodings: with the dictionary off
+// (high-cardinality random data), integer columns (ints, longs, dates,
+// times, timestamps, decimals up to 18 digits) are DELTA_BINARY_PACKED and
+// byte arrays DELTA_LENGTH_BYTE_ARRAY, unless the delta encodings are
+// switched off, when every page is PLAIN; both read back equal.
+func TestColumnsWithoutDictionaryUseDeltaEncodings(t *testing.T) {
+	sc, recs := encoderCase{EncoderParquetGo, true}.batches(t, 1, 20000, 3)
+	want := map[string]pq.Encoding{
+		"i": pq.Encodings.DeltaBinaryPacked, "l": pq.Encodings.DeltaBinaryPacked,
+		"dec9": pq.Encodings.DeltaBinaryPacked, "dec18": pq.Encodings.DeltaBinaryPacked,
+		"date": pq.Encodings.DeltaBinaryPacked, "time": pq.Encodings.DeltaBinaryPacked,
+		"ts": pq.Encodings.DeltaBinaryPacked, "tstz": pq.Encodings.DeltaBinaryPacked,
+		"s": pq.Encodings.DeltaLengthByteArray, "bin": pq.Encodings.DeltaLengthByteArray,
+		"b": pq.Encodings.Plain, "d": pq.Encodings.Plain, "dec38": pq.Encodings.Plain,
+	}
+	for _, delta := range []string{"true", "false"} {
+		props := map[string]string{PropDeltaEncodings: delta}
+		for name := range want {
+			props[PropDictEnabledPrefix+name] = "false"
+		}
+		_, data := writeParquetGo(t, props, sc, recs)
+		for name, enc := range want {
+			if delta == "false" {
+				enc = pq.Encodings.Plain
+			}
+			for _, pages := range chunkPages(t, data, name) {
+				for _, p := range pages {
+					if p.dictionary || p.encoding != enc {
+						t.Errorf("delta-encodings=%s: column %s has a page %v (dictionary %v), want %v",
+							delta, name, p.encoding, p.dictionary, enc)
+						break
+					}
+				}
+			}
+		}
+		tbl := readBack(t, data)
+		for i, f := range sc.Fields() {
+			if got, w := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{recs[0].Column(i)}); got != w {
+				t.Errorf("delta-encodings=%s: column %s differs after read back", delta, f.Name)
+			}
+		}
+		tbl.Release()
+	}
+}

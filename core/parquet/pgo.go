@@ -192,12 +192,22 @@ func (f *namedField) Name() string { return f.name }
 // Value is only used when writing Go structs, which this package never does.
 func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
 
-func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool) *orderedGroup {
+func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool, plain bool) *orderedGroup {
 	g := &orderedGroup{Group: pgo.Group{}}
 	for i, f := range sc.Fields() {
 		n := cols[i].node
-		if cols[i].dict && !noDict[f.Name] {
+		switch k := n.Type().Kind(); {
+		case cols[i].dict && !noDict[f.Name]:
 			n = pgo.Encoded(n, &pgo.RLEDictionary)
+		case plain:
+			n = pgo.Encoded(n, &pgo.Plain)
+		case k == pgo.Int32 || k == pgo.Int64:
+			// Bit-packed deltas: the values take their real width, and zstd
+			// is spared PLAIN's runs of zero bytes, where it finds a short
+			// match every few bytes (l_partkey at 83 MB/s, measured in
+			// docs/decisions.md). Byte arrays get parquet-go's default,
+			// DELTA_LENGTH_BYTE_ARRAY.
+			n = pgo.Encoded(n, &pgo.DeltaBinaryPacked)
 		}
 		g.Group[f.Name] = n
 		g.fields = append(g.fields, &namedField{Node: n, name: f.Name})
@@ -306,7 +316,7 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 	for _, n := range noDict {
 		nd[n] = true
 	}
-	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd))
+	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd, r.PlainEncodings))
 	decBounds := map[int]*decimalBound{}
 	opts := []pgo.WriterOption{schema}
 	for i, c := range cols {

@@ -14,6 +14,7 @@ import pytest
 
 import pyiceberg_go as ig
 import sparkutil
+from conftest import duckdb_scan
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
 UTC = dt.timezone.utc
@@ -218,3 +219,51 @@ def test_missing_prerequisites_are_named(tmp_path: Path, monkeypatch: pytest.Mon
     for name in sparkutil.pinned_jars():
         assert any(str(tmp_path / name) in p for p in problems)
     assert {n.split("-")[0] for n in sparkutil.pinned_jars()} == {"iceberg", "sqlite"}
+
+
+def wide_values(n: int) -> pa.Table:
+    """High-cardinality flat columns (so no dictionary: integers are written DELTA_BINARY_PACKED and
+    strings DELTA_LENGTH_BYTE_ARRAY), with a null in every column on every 11th row."""
+    base = dt.datetime(2020, 1, 1, tzinfo=UTC)
+    values: dict[str, tuple[pa.DataType, list[Any]]] = {
+        "i": (pa.int32(), [(i * 7919) % 1_000_003 - 500_000 for i in range(n)]),
+        "day": (pa.date32(), [dt.date(1900, 1, 1) + dt.timedelta(days=(i * 37) % 60_000) for i in range(n)]),
+        "price": (pa.decimal128(15, 2), [decimal.Decimal((i * 104_729) % 9_999_991 - 4_000_000) / 100 for i in range(n)]),
+        "ts": (pa.timestamp("us", tz="UTC"), [base + dt.timedelta(seconds=(i * 7_777) % 90_000_000, microseconds=i) for i in range(n)]),
+        "s": (pa.string(), [f"comment {i * 2_654_435_761 % 10**9} é" for i in range(n)]),
+    }
+    cols = {"id": pa.array(range(n), pa.int64())}
+    for name, (typ, vals) in values.items():
+        cols[name] = pa.array([None if i % 11 == 0 else v for i, v in enumerate(vals)], typ)
+    return pa.table(cols)
+
+
+@pytest.mark.parametrize("delta", ["true", "false"])
+def test_spark_reads_delta_encoded_columns(spark: Any, spark_catalog: str, pyiceberg_catalog: Any, delta: str) -> None:
+    import pyarrow.parquet as pq
+
+    data = wide_values(30_000)
+    ig.writeTo(data, "local.db.wide").tableProperty("pyiceberg-go.parquet.delta-encodings", delta).create()
+    tbl = pyiceberg_catalog.load_table("db.wide")
+    encodings: dict[str, set[str]] = {}
+    for task in tbl.scan().plan_files():
+        md = pq.ParquetFile(task.file.file_path.removeprefix("file://")).metadata
+        for rg in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                col = md.row_group(rg).column(c)
+                encodings.setdefault(col.path_in_schema, set()).update(col.encodings)
+    delta_int = {"DELTA_BINARY_PACKED"} if delta == "true" else set()
+    delta_str = {"DELTA_LENGTH_BYTE_ARRAY"} if delta == "true" else set()
+    for name in ("id", "i", "day", "price", "ts"):
+        assert encodings[name] & {"DELTA_BINARY_PACKED", "PLAIN_DICTIONARY", "RLE_DICTIONARY"} == delta_int, (name, encodings[name])
+    assert encodings["s"] & {"DELTA_LENGTH_BYTE_ARRAY", "PLAIN_DICTIONARY", "RLE_DICTIONARY"} == delta_str, encodings["s"]
+
+    t = f"{spark_catalog}.db.wide"
+    assert spark.conf.get("spark.sql.iceberg.vectorization.enabled", "true") != "false"
+    assert_same_by_id(spark_rows(spark, t), data, "spark")
+    got = spark.sql(f"SELECT sum(i) AS i, sum(price) AS p, max(ts) AS ts, count(s) AS s FROM {t}").collect()[0]
+    assert got.i == pc.sum(data["i"]).as_py() and got.p == pc.sum(data["price"]).as_py()
+    # collect() gives the session's (UTC) wall time without a zone
+    assert got.ts == pc.max(data["ts"]).as_py().replace(tzinfo=None) and got.s == pc.count(data["s"]).as_py()
+    assert_same_by_id(tbl.scan().to_arrow(), data, "pyiceberg")
+    assert_same_by_id(duckdb_scan(tbl.metadata_location), data, "duckdb")
