@@ -445,6 +445,20 @@ func (d *distributor) finish() (written, error) {
 			break
 		}
 	}
+	if err == nil {
+		// Every writer finishes its last pages and writes its buffered row
+		// group at once; collecting them one by one without this ran the
+		// ends of the files in turn, on one core.
+		for _, s := range d.closing {
+			s.w.Drain()
+		}
+		for _, s := range d.rr {
+			s.w.Drain()
+		}
+		for _, s := range d.slots {
+			s.w.Drain()
+		}
+	}
 	err = errors.Join(err, d.closeWaiting())
 	for _, s := range d.rr {
 		err = errors.Join(err, d.collect(s))

@@ -65,7 +65,8 @@ type Writer struct {
 	done      chan struct{}
 	started   bool
 	finished  bool
-	closeOnce sync.Once
+	queueOnce sync.Once // closes queue: no more batches
+	stopOnce  sync.Once // closes stop: abort
 
 	bytes atomic.Int64
 	// queued is the Arrow size of the batches waiting in the queue and
@@ -235,6 +236,18 @@ func (w *Writer) Close() ([]File, error) {
 	return out, w.err
 }
 
+// Drain says no more batches will come, without waiting: the encoding
+// goroutine finishes the queue and the file on its own. Calling Drain on
+// every writer before closing them one by one lets their last pages and
+// buffered row groups be written at the same time instead of in turn.
+// After Drain only Close and Abort may be called.
+func (w *Writer) Drain() {
+	w.finished = true
+	if w.started {
+		w.queueOnce.Do(func() { close(w.queue) })
+	}
+}
+
 // Abort stops encoding, closes the open file without finishing it and
 // returns the paths of all files created, for the caller to delete.
 func (w *Writer) Abort() []string {
@@ -249,12 +262,10 @@ func (w *Writer) shutdown(abort bool) {
 	if !w.started {
 		return
 	}
-	w.closeOnce.Do(func() {
-		if abort {
-			close(w.stop)
-		}
-		close(w.queue)
-	})
+	if abort {
+		w.stopOnce.Do(func() { close(w.stop) })
+	}
+	w.queueOnce.Do(func() { close(w.queue) })
 	<-w.done
 	for rec := range w.queue {
 		if rec != nil {

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -21,6 +25,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -1056,5 +1061,70 @@ func TestZstdCodecIsSharedPerLevel(t *testing.T) {
 	}
 	if one.pgoCodec() == nine.pgoCodec() {
 		t.Fatal("levels 1 and 9 share a codec")
+	}
+}
+
+// rendezvousFS holds each file's Close until `want` files are closing at
+// once (or a timeout passes, which it records).
+type rendezvousFS struct {
+	*memFS
+	want    int
+	arrived chan struct{}
+	all     chan struct{}
+	once    sync.Once
+	timeout atomic.Bool
+}
+
+type rendezvousFile struct {
+	icebergio.FileWriter
+	fs *rendezvousFS
+}
+
+func (r *rendezvousFS) Create(name string) (icebergio.FileWriter, error) {
+	f, err := r.memFS.Create(name)
+	return &rendezvousFile{f, r}, err
+}
+
+func (f *rendezvousFile) Close() error {
+	f.fs.arrived <- struct{}{}
+	if len(f.fs.arrived) == f.fs.want {
+		f.fs.once.Do(func() { close(f.fs.all) })
+	}
+	select {
+	case <-f.fs.all:
+	case <-time.After(5 * time.Second):
+		f.fs.timeout.Store(true)
+	}
+	return f.FileWriter.Close()
+}
+
+// TestDrainedWritersFinishTogether: after Drain on every writer, their files
+// are finished at the same time, so closing them in turn does not run the
+// ends of the files (last pages, the buffered row group) one after another.
+func TestDrainedWritersFinishTogether(t *testing.T) {
+	sc, recs := allTypesBatches(t, 2, 500, 5)
+	fs := &rendezvousFS{memFS: newMemFS(), want: 2, arrived: make(chan struct{}, 2), all: make(chan struct{})}
+	var ws []*Writer
+	for i, rec := range recs {
+		w := NewWriter(t.Context(), fs, sc, Options{}, pathGen(fmt.Sprintf("mem://t%d", i)))
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	for _, w := range ws {
+		w.Drain()
+	}
+	if err := ws[0].Write(recs[0]); err == nil {
+		t.Fatal("Write after Drain succeeded")
+	}
+	for _, w := range ws {
+		files, err := w.Close()
+		if err != nil || len(files) != 1 || files[0].Rows != 500 {
+			t.Fatalf("Close: %v, %+v", err, files)
+		}
+	}
+	if fs.timeout.Load() {
+		t.Fatal("the second file was not finishing while the first one was")
 	}
 }
