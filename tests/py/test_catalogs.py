@@ -389,8 +389,10 @@ def test_s3_put_failures(kind: str, fault: str, tmp_path: Path, s3_server: S3Ser
         assert time.monotonic() - started < 60, "the client's retries must be bounded"
         assert proxy.failed, "the fault never fired"
         if fault == "every-put-500":
-            # after the first failed upload the other partitions' files are not sent (4 partitions)
-            assert len(set(proxy.puts)) < 4 and len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
+            # The 4 partition writers finish their files at the same time (docs/decisions.md,
+            # "Writers finish their files together"), so all 4 uploads may be in flight when the
+            # first fails; each file is tried a bounded number of times and none under a new name.
+            assert len(set(proxy.puts)) <= 4 and len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
         assert proxy.fail_code in str(e.value) or str(proxy.fail_status) in str(e.value), str(e.value)
         assert s3_server.secret_key not in str(e.value) and s3_server.access_key not in str(e.value)
         assert not pyiceberg_catalog(props).table_exists(ident)
