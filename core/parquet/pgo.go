@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 
@@ -257,6 +258,9 @@ type pgoEncoder struct {
 	// (by column index), which parquet-go would order as unsigned bytes:
 	// their footer bounds are left out and computed here instead.
 	decBounds map[int]*decimalBound
+	// strBounds holds, by column, the bounds of the byte-array columns,
+	// which parquet-go does not compute (see pagebounds.go); nil for others.
+	strBounds []*byteBounds
 
 	// Pages are cut by rows (pageRowLimit) and by plain-encoded bytes
 	// (pageBytes, per column); pageRows and pageUsed count each column's
@@ -318,8 +322,13 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 	}
 	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd, r.PlainEncodings))
 	decBounds := map[int]*decimalBound{}
+	strBounds := make([]*byteBounds, len(cols))
 	opts := []pgo.WriterOption{schema}
 	for i, c := range cols {
+		if c.width == 0 {
+			strBounds[i] = &byteBounds{}
+			opts = append(opts, pgo.SkipPageBounds(sc.Field(i).Name))
+		}
 		if c.fixed > 0 {
 			decBounds[i] = &decimalBound{}
 			opts = append(opts, pgo.SkipPageBounds(sc.Field(i).Name))
@@ -342,7 +351,7 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 		return nil, fmt.Errorf("parquet-go config: %w", err)
 	}
 	e := &pgoEncoder{
-		cols: cols, decBounds: decBounds, sink: &captureWriter{w: out},
+		cols: cols, decBounds: decBounds, strBounds: strBounds, sink: &captureWriter{w: out},
 		pageRowLimit: int(min(r.PageRowLimit, math.MaxInt32)), pageBytes: make([]int, len(cols)),
 		pageRows: make([]int, len(cols)), pageUsed: make([]int, len(cols)),
 	}
@@ -388,6 +397,9 @@ func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 			}
 			if e.blooms != nil && e.blooms[i] != nil {
 				e.blooms[i].addArrow(arr, off, end, e.fixed, c.fixed)
+			}
+			if b := e.strBounds[i]; b != nil {
+				b.add(arr, off, end)
 			}
 			// parquet-go cuts a page on its own only once its buffer is
 			// past the page size, by up to a whole chunk; cutting here keeps
@@ -562,6 +574,11 @@ func (e *pgoEncoder) newRowGroup() error {
 		return nil // parquet-go writes no empty row group
 	}
 	e.rgRows = 0
+	for _, b := range e.strBounds {
+		if b != nil {
+			b.finishRowGroup()
+		}
+	}
 	if e.blooms != nil {
 		rg := make([][]byte, len(e.blooms))
 		for i, b := range e.blooms {
@@ -583,7 +600,7 @@ func (e *pgoEncoder) rowGroupBytes(written int64) int64 {
 // close writes the footer and re-reads it as arrow-go metadata, so that
 // both encoders share footerMetrics.
 func (e *pgoEncoder) close() (*metadata.FileMetaData, error) {
-	if e.blooms != nil || len(e.decBounds) > 0 {
+	if e.blooms != nil || len(e.decBounds) > 0 || slices.ContainsFunc(e.strBounds, func(b *byteBounds) bool { return b != nil }) {
 		return e.closeRewritingFooter()
 	}
 	if err := e.w.Close(); err != nil {
@@ -637,10 +654,11 @@ func decimalBytesOf(n decimal128.Num) []byte {
 // closeRewritingFooter writes the last row group, lets parquet-go write its
 // page index and footer into a buffer, and writes the page index, the bloom
 // filters and a footer of its own: with the filters' offsets (bloom filters
-// may be anywhere in the file before the footer), and without the column
-// index of the columns whose bounds parquet-go did not compute
-// (FIXED_LEN_BYTE_ARRAY decimals), which would give every page empty bounds:
-// an invalid index that readers reject or, worse, skip pages by.
+// may be anywhere in the file before the footer), with the bounds the
+// encoder computed for byte-array columns (pagebounds.go), and without the
+// column index of FIXED_LEN_BYTE_ARRAY decimals, whose pages parquet-go
+// would give empty bounds: an invalid index that readers reject or, worse,
+// skip pages by.
 func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 	if err := e.newRowGroup(); err != nil {
 		return nil, err
@@ -666,13 +684,20 @@ func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 	if e.blooms != nil && len(md.RowGroups) != len(e.filters) {
 		return nil, fmt.Errorf("parquet-go wrote %d row groups, bloom filters were built for %d", len(md.RowGroups), len(e.filters))
 	}
-	for rg := range md.RowGroups {
-		for c := range e.decBounds {
-			md.RowGroups[rg].Columns[c].ColumnIndexOffset = 0
-			md.RowGroups[rg].Columns[c].ColumnIndexLength = 0
+	fix := pageIndexFixer{md: &md, bounds: map[int]*byteBounds{}, drop: e.decBounds}
+	for c, b := range e.strBounds {
+		if b != nil {
+			if len(b.rgs) != len(md.RowGroups) {
+				return nil, fmt.Errorf("parquet-go wrote %d row groups, bounds were kept for %d", len(md.RowGroups), len(b.rgs))
+			}
+			fix.bounds[c] = b
 		}
 	}
-	if _, err := e.sink.Write(tail[:start]); err != nil {
+	section, err := fix.rewrite(tail[:start], e.sink.n)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.sink.Write(section); err != nil {
 		return nil, withIO(err)
 	}
 	for rg, cols := range e.filters {
