@@ -275,7 +275,7 @@ func (d *distributor) stream(part transform.Partition, batchRows int64) error {
 		d.slots[part.Key] = s
 	}
 	s.used = d.batch
-	rec, err := compact(part.Record, batchRows, d.mem)
+	rec, err := compact(part, batchRows, d.mem)
 	if err != nil {
 		return err
 	}
@@ -315,7 +315,7 @@ func (d *distributor) limitBuffered() error {
 
 // buffer keeps a partition's rows for sorting.
 func (d *distributor) buffer(part transform.Partition, batchRows int64) error {
-	rec, err := compact(part.Record, batchRows, d.mem)
+	rec, err := compact(part, batchRows, d.mem)
 	if err != nil {
 		return err
 	}
@@ -507,11 +507,12 @@ func (d *distributor) abort() {
 	d.w.deleteFiles(context.WithoutCancel(d.ctx), d.p, paths)
 }
 
-// compact returns part, or a copy of it when it is a small slice of a large
-// batch: a kept slice would pin the whole batch it came from (many
+// compact returns part's record, or a copy of it when it is a small slice of
+// a large batch: a kept slice would pin the whole batch it came from (many
 // partitions would pin many batches). The caller releases the result.
-func compact(part arrow.RecordBatch, batchRows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if part.NumRows()*4 > batchRows {
+func compact(p transform.Partition, batchRows int64, mem memory.Allocator) (arrow.RecordBatch, error) {
+	part := p.Record
+	if p.Owned || part.NumRows()*4 > batchRows {
 		part.Retain()
 		return part, nil
 	}

@@ -11,114 +11,209 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// permute returns arr with its rows reordered by a permutation, given both
-// ways: row i moves to pos[i], and output row k is input row idx[k]. Flat
-// types (fixed width, boolean, string/binary, extensions over them) and
-// structs of them are scattered here: reading the input in order and
-// writing one sequential stream per partition misses the cache far less than
-// a random-access gather, and is several times faster than arrow's Take
-// kernel. Lists, maps and other types go through compute.TakeArray(idx).
-func permute(arr arrow.Array, pos []int32, indices arrow.Array, mem memory.Allocator) (arrow.Array, error) {
-	data, ok := scatterData(arr, pos, mem)
-	if !ok {
-		ctx := compute.WithAllocator(context.Background(), mem)
-		return compute.TakeArray(ctx, arr, indices)
+// groups says where each row of a batch goes: row i becomes row pos[i] of
+// group gid[i], which holds counts[g] rows.
+type groups struct {
+	gid    []uint32
+	pos    []int32
+	counts []int
+	mem    memory.Allocator
+	// rows lists each group's input rows in order, for arrow's Take; built
+	// on first use.
+	rows []arrow.Array
+}
+
+func (gr *groups) release() {
+	for _, r := range gr.rows {
+		r.Release()
 	}
-	out := array.MakeFromData(data)
-	data.Release()
+}
+
+// scatter splits arr into one array per group, each with buffers of its own.
+// Flat types (fixed width, boolean, string/binary, extensions over them) and
+// structs of them are scattered here: reading the input in order and
+// appending to one sequential stream per group misses the cache far less
+// than a random-access gather, and is several times faster than arrow's
+// Take kernel. Lists, maps and other types go through compute.TakeArray.
+func (gr *groups) scatter(arr arrow.Array) ([]arrow.Array, error) {
+	out := make([]arrow.Array, len(gr.counts))
+	if datas, ok := gr.scatterData(arr); ok {
+		for g, d := range datas {
+			out[g] = array.MakeFromData(d)
+			d.Release()
+		}
+		return out, nil
+	}
+	if gr.rows == nil {
+		gr.rows = make([]arrow.Array, len(gr.counts))
+		idx := make([][]int32, len(gr.counts))
+		for g, c := range gr.counts {
+			idx[g] = make([]int32, 0, c)
+		}
+		for row, g := range gr.gid {
+			idx[g] = append(idx[g], int32(row))
+		}
+		for g := range idx {
+			b := array.NewInt32Builder(gr.mem)
+			b.AppendValues(idx[g], nil)
+			gr.rows[g] = b.NewArray()
+			b.Release()
+		}
+	}
+	ctx := compute.WithAllocator(context.Background(), gr.mem)
+	for g := range out {
+		taken, err := compute.TakeArray(ctx, arr, gr.rows[g])
+		if err != nil {
+			for _, o := range out[:g] {
+				o.Release()
+			}
+			return nil, err
+		}
+		out[g] = taken
+	}
 	return out, nil
 }
 
-// scatterData moves row i of arr to row pos[i] of new array data; false
-// when the type is not handled here.
-func scatterData(arr arrow.Array, pos []int32, mem memory.Allocator) (arrow.ArrayData, bool) {
+// newBuffers allocates one buffer per group of size(counts[g]) bytes.
+func (gr *groups) newBuffers(size func(rows int) int) ([]*memory.Buffer, [][]byte) {
+	bufs := make([]*memory.Buffer, len(gr.counts))
+	raw := make([][]byte, len(gr.counts))
+	for g, c := range gr.counts {
+		bufs[g] = memory.NewResizableBuffer(gr.mem)
+		bufs[g].Resize(size(c))
+		raw[g] = bufs[g].Bytes()
+	}
+	return bufs, raw
+}
+
+func releaseBuffers(bufs []*memory.Buffer) {
+	for _, b := range bufs {
+		if b != nil {
+			b.Release()
+		}
+	}
+}
+
+// scatterData is scatter's array data; false when the type is not handled
+// here.
+func (gr *groups) scatterData(arr arrow.Array) ([]arrow.ArrayData, bool) {
 	dt := arr.DataType()
 	if !isFlat(dt) {
 		return nil, false
 	}
+	ng := len(gr.counts)
+	out := make([]arrow.ArrayData, ng)
 	if ext, ok := dt.(arrow.ExtensionType); ok {
-		storage, ok := scatterData(arr.(array.ExtensionArray).Storage(), pos, mem)
+		storage, ok := gr.scatterData(arr.(array.ExtensionArray).Storage())
 		if !ok {
 			return nil, false
 		}
-		defer storage.Release()
-		d := storage.(*array.Data)
-		return array.NewData(ext, d.Len(), d.Buffers(), d.Children(), d.NullN(), 0), true
+		for g, s := range storage {
+			d := s.(*array.Data)
+			out[g] = array.NewData(ext, d.Len(), d.Buffers(), d.Children(), d.NullN(), 0)
+			s.Release()
+		}
+		return out, true
 	}
 	src := arr.Data()
-	n := len(pos)
-	valid, nulls := scatterValidity(arr, pos, mem)
-	if valid != nil {
-		defer valid.Release()
+	valid, nulls := gr.scatterValidity(arr)
+	defer releaseBuffers(valid)
+	validOf := func(g int) *memory.Buffer {
+		if valid == nil {
+			return nil
+		}
+		return valid[g]
+	}
+	nullsOf := func(g int) int {
+		if nulls == nil {
+			return 0
+		}
+		return nulls[g]
 	}
 	off := src.Offset()
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY:
 		offs, vals := varWidth32(arr)
-		o, v := scatterVar(offs, vals, pos, mem)
-		defer o.Release()
-		defer v.Release()
-		return array.NewData(dt, n, []*memory.Buffer{valid, o, v}, nil, nulls, 0), true
+		o, v := scatterVar(gr, offs, vals)
+		defer releaseBuffers(o)
+		defer releaseBuffers(v)
+		for g := range out {
+			out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g), o[g], v[g]}, nil, nullsOf(g), 0)
+		}
+		return out, true
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		offs, vals := varWidth64(arr)
-		o, v := scatterVar(offs, vals, pos, mem)
-		defer o.Release()
-		defer v.Release()
-		return array.NewData(dt, n, []*memory.Buffer{valid, o, v}, nil, nulls, 0), true
-	case arrow.BOOL:
-		out := memory.NewResizableBuffer(mem)
-		out.Resize(int(bitutil.BytesForBits(int64(n))))
-		defer out.Release()
-		bits, dst := src.Buffers()[1].Bytes(), out.Bytes()
-		for i, p := range pos {
-			bitutil.SetBitTo(dst, int(p), bitutil.BitIsSet(bits, off+i))
+		o, v := scatterVar(gr, offs, vals)
+		defer releaseBuffers(o)
+		defer releaseBuffers(v)
+		for g := range out {
+			out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g), o[g], v[g]}, nil, nullsOf(g), 0)
 		}
-		return array.NewData(dt, n, []*memory.Buffer{valid, out}, nil, nulls, 0), true
+		return out, true
+	case arrow.BOOL:
+		bufs, dst := gr.newBuffers(func(n int) int { return int(bitutil.BytesForBits(int64(n))) })
+		defer releaseBuffers(bufs)
+		bits := src.Buffers()[1].Bytes()
+		for i, p := range gr.pos {
+			bitutil.SetBitTo(dst[gr.gid[i]], int(p), bitutil.BitIsSet(bits, off+i))
+		}
+		for g := range out {
+			out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g), bufs[g]}, nil, nullsOf(g), 0)
+		}
+		return out, true
 	case arrow.STRUCT:
 		st := arr.(*array.Struct)
-		children := make([]arrow.ArrayData, st.NumField())
+		children := make([][]arrow.ArrayData, st.NumField())
 		defer func() {
 			for _, c := range children {
-				if c != nil {
-					c.Release()
+				for _, d := range c {
+					d.Release()
 				}
 			}
 		}()
 		for i := range children {
 			var ok bool
-			if children[i], ok = scatterData(st.Field(i), pos, mem); !ok {
+			if children[i], ok = gr.scatterData(st.Field(i)); !ok {
 				return nil, false
 			}
 		}
-		return array.NewData(dt, n, []*memory.Buffer{valid}, children, nulls, 0), true
+		for g := range out {
+			kids := make([]arrow.ArrayData, len(children))
+			for i := range children {
+				kids[i] = children[i][g]
+			}
+			out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g)}, kids, nullsOf(g), 0)
+		}
+		return out, true
 	}
 	// fixed width, byte aligned
 	w := dt.(arrow.FixedWidthDataType).BitWidth() / 8
-	out := memory.NewResizableBuffer(mem)
-	out.Resize(n * w)
-	defer out.Release()
+	bufs, dst := gr.newBuffers(func(n int) int { return n * w })
+	defer releaseBuffers(bufs)
 	var vals []byte
 	if b := src.Buffers()[1]; b != nil {
 		vals = b.Bytes()[off*w:]
 	}
 	switch w {
 	case 1:
-		scatterFixed(vals, pos, out.Bytes())
+		scatterFixed(gr, vals, dst)
 	case 2:
-		scatterFixed(castSlice[uint16](vals), pos, castSlice[uint16](out.Bytes()))
+		scatterFixed(gr, castSlice[uint16](vals), castAll[uint16](dst))
 	case 4:
-		scatterFixed(castSlice[uint32](vals), pos, castSlice[uint32](out.Bytes()))
+		scatterFixed(gr, castSlice[uint32](vals), castAll[uint32](dst))
 	case 8:
-		scatterFixed(castSlice[uint64](vals), pos, castSlice[uint64](out.Bytes()))
+		scatterFixed(gr, castSlice[uint64](vals), castAll[uint64](dst))
 	case 16:
-		scatterFixed(castSlice[[2]uint64](vals), pos, castSlice[[2]uint64](out.Bytes()))
+		scatterFixed(gr, castSlice[[2]uint64](vals), castAll[[2]uint64](dst))
 	default:
-		dst := out.Bytes()
-		for i, p := range pos {
-			copy(dst[int(p)*w:(int(p)+1)*w], vals[i*w:(i+1)*w])
+		for i, p := range gr.pos {
+			copy(dst[gr.gid[i]][int(p)*w:(int(p)+1)*w], vals[i*w:(i+1)*w])
 		}
 	}
-	return array.NewData(dt, n, []*memory.Buffer{valid, out}, nil, nulls, 0), true
+	for g := range out {
+		out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g), bufs[g]}, nil, nullsOf(g), 0)
+	}
+	return out, true
 }
 
 // isFlat reports whether scatterData handles dt (structs recursively).
@@ -150,46 +245,69 @@ func castSlice[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(zero)))
 }
 
-func scatterFixed[T any](src []T, pos []int32, dst []T) {
-	src = src[:len(pos)]
-	for i, p := range pos {
-		dst[p] = src[i]
+func castAll[T any](bs [][]byte) [][]T {
+	out := make([][]T, len(bs))
+	for g, b := range bs {
+		out[g] = castSlice[T](b)
+	}
+	return out
+}
+
+func scatterFixed[T any](gr *groups, src []T, dst [][]T) {
+	src = src[:len(gr.pos)]
+	gid := gr.gid[:len(src)]
+	for i, p := range gr.pos {
+		dst[gid[i]][p] = src[i]
 	}
 }
 
-func scatterValidity(arr arrow.Array, pos []int32, mem memory.Allocator) (*memory.Buffer, int) {
+// scatterValidity returns each group's validity bitmap and null count, or
+// nils when arr has no nulls.
+func (gr *groups) scatterValidity(arr arrow.Array) ([]*memory.Buffer, []int) {
 	if arr.NullN() == 0 {
-		return nil, 0
+		return nil, nil
 	}
 	bm, off := validBits(arr)
-	out := memory.NewResizableBuffer(mem)
-	out.Resize(int(bitutil.BytesForBits(int64(len(pos)))))
-	dst := out.Bytes()
-	for i, p := range pos {
-		bitutil.SetBitTo(dst, int(p), bitutil.BitIsSet(bm, off+i))
+	bufs, dst := gr.newBuffers(func(n int) int { return int(bitutil.BytesForBits(int64(n))) })
+	nulls := make([]int, len(gr.counts))
+	for i, p := range gr.pos {
+		g := gr.gid[i]
+		v := bitutil.BitIsSet(bm, off+i)
+		bitutil.SetBitTo(dst[g], int(p), v)
+		if !v {
+			nulls[g]++
+		}
 	}
-	return out, arr.NullN()
+	return bufs, nulls
 }
 
-func scatterVar[O int32 | int64](offs []O, vals []byte, pos []int32, mem memory.Allocator) (*memory.Buffer, *memory.Buffer) {
+// scatterVar scatters variable-width values: each group's lengths at their
+// new places, a prefix sum per group turning them to offsets, then the bytes.
+func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, dataBufs []*memory.Buffer) {
 	var zero O
-	n := len(pos)
-	offBuf := memory.NewResizableBuffer(mem)
-	offBuf.Resize((n + 1) * int(unsafe.Sizeof(zero)))
-	outOffs := castSlice[O](offBuf.Bytes())[:n+1]
-	// lengths at their new places, then a prefix sum turns them to offsets
-	outOffs[0] = 0
-	for i, p := range pos {
-		outOffs[p+1] = offs[i+1] - offs[i]
+	offBufs, raw := gr.newBuffers(func(n int) int { return (n + 1) * int(unsafe.Sizeof(zero)) })
+	outOffs := make([][]O, len(raw))
+	for g := range raw {
+		outOffs[g] = castSlice[O](raw[g])[:gr.counts[g]+1]
+		outOffs[g][0] = 0
 	}
-	for k := 1; k <= n; k++ {
-		outOffs[k] += outOffs[k-1]
+	for i, p := range gr.pos {
+		outOffs[gr.gid[i]][p+1] = offs[i+1] - offs[i]
 	}
-	dataBuf := memory.NewResizableBuffer(mem)
-	dataBuf.Resize(int(outOffs[n]))
-	dst := dataBuf.Bytes()
-	for i, p := range pos {
-		copy(dst[outOffs[p]:outOffs[p+1]], vals[offs[i]:offs[i+1]])
+	for _, o := range outOffs {
+		for k := 1; k < len(o); k++ {
+			o[k] += o[k-1]
+		}
 	}
-	return offBuf, dataBuf
+	dataBufs, dst := gr.newBuffers(func(int) int { return 0 })
+	for g, o := range outOffs {
+		dataBufs[g].Resize(int(o[len(o)-1]))
+		dst[g] = dataBufs[g].Bytes()
+	}
+	for i, p := range gr.pos {
+		g := gr.gid[i]
+		o := outOffs[g]
+		copy(dst[g][o[p]:o[p+1]], vals[offs[i]:offs[i+1]])
+	}
+	return offBufs, dataBufs
 }

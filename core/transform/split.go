@@ -32,9 +32,11 @@ type Partition struct {
 	// iceberg.Date, iceberg.Time, iceberg.Timestamp, iceberg.TimestampNano.
 	Values map[int]any
 	// Record holds the rows of the input batch in this partition, in input
-	// order. The caller releases it. Partitions of one Split may share
-	// buffers, which are freed when the last of them is released.
+	// order. The caller releases it.
 	Record arrow.RecordBatch
+	// Owned is true when Record's buffers hold its rows only; otherwise it
+	// is a slice of the input batch and keeps all of it alive.
+	Owned bool
 }
 
 // Split groups rec's rows by the partition tuple of spec. Source columns are
@@ -148,48 +150,48 @@ func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem memory.All
 	for g, c := range counts {
 		starts[g+1] = starts[g] + c
 	}
-	src := rec
-	if !clustered {
-		// One stable counting sort puts every group's rows together; each
-		// column is permuted once and each partition is a zero-copy slice.
-		posBuf := make([]int32, n) // new place of each row
-		idxBuf := memory.NewResizableBuffer(mem)
-		idxBuf.Resize(n * 4)
-		idx := arrow.Int32Traits.CastFromBytes(idxBuf.Bytes()) // row at each new place
-		next := make([]int, len(out))
-		copy(next, starts)
-		for row, g := range gid {
-			posBuf[row] = int32(next[g])
-			idx[next[g]] = int32(row)
-			next[g]++
+	if clustered {
+		// Each group's rows are already together: zero-copy slices.
+		for g := range out {
+			out[g].Record = rec.NewSlice(int64(starts[g]), int64(starts[g+1]))
 		}
-		idxData := array.NewData(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, idxBuf}, nil, 0, 0)
-		idxBuf.Release()
-		indices := array.MakeFromData(idxData)
-		idxData.Release()
-		defer indices.Release()
-
-		cols := make([]arrow.Array, rec.NumCols())
-		defer func() {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
+		return nil
+	}
+	// Each row's place in its group; every column is scattered once into
+	// arrays of each group's own.
+	gr := &groups{gid: gid, pos: make([]int32, n), counts: counts, mem: mem}
+	defer gr.release()
+	next := make([]int32, len(out))
+	for row, g := range gid {
+		gr.pos[row] = next[g]
+		next[g]++
+	}
+	cols := make([][]arrow.Array, len(out))
+	for g := range cols {
+		cols[g] = make([]arrow.Array, rec.NumCols())
+	}
+	defer func() {
+		for _, c := range cols {
+			for _, a := range c {
+				if a != nil {
+					a.Release()
 				}
 			}
-		}()
-		for i, col := range rec.Columns() {
-			taken, err := permute(col, posBuf, indices, mem)
-			if err != nil {
-				return fmt.Errorf("%w: reordering column %q of type %s by partition: %v",
-					errs.ErrNotSupported, rec.ColumnName(i), col.DataType(), err)
-			}
-			cols[i] = taken
 		}
-		src = array.NewRecordBatch(rec.Schema(), cols, int64(n))
-		defer src.Release()
+	}()
+	for i, col := range rec.Columns() {
+		parts, err := gr.scatter(col)
+		if err != nil {
+			return fmt.Errorf("%w: splitting column %q of type %s by partition: %v",
+				errs.ErrNotSupported, rec.ColumnName(i), col.DataType(), err)
+		}
+		for g := range parts {
+			cols[g][i] = parts[g]
+		}
 	}
 	for g := range out {
-		out[g].Record = src.NewSlice(int64(starts[g]), int64(starts[g+1]))
+		out[g].Record = array.NewRecordBatch(rec.Schema(), cols[g], int64(counts[g]))
+		out[g].Owned = true
 	}
 	return nil
 }

@@ -352,6 +352,55 @@ func TestSplitClusteredBatchIsSlicedWithoutCopy(t *testing.T) {
 	}
 }
 
+// TestSplitInterleavedBatchGivesOwnedPartitions: when partitions
+// interleave, each partition's record has buffers sized to its own rows
+// (Owned), so keeping it does not keep the input batch alive.
+func TestSplitInterleavedBatchGivesOwnedPartitions(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rows := eventsRows{}
+	for i := range 30 {
+		rows.id = append(rows.id, int64(i))
+		rows.ts = append(rows.ts, int64(i%3)*40*dayMicros) // three months, interleaved
+		rows.name = append(rows.name, strings.Repeat("x", i))
+		rows.a = append(rows.a, int32(i))
+		rows.b = append(rows.b, "b")
+		rows.sValid = append(rows.sValid, true)
+	}
+	rec := eventsRecord(t, mem, rows, true)
+	defer rec.Release()
+	spec := iceberg.NewPartitionSpecID(1, partField(1000, 2, iceberg.MonthTransform{}))
+	parts, err := Split(rec, spec, eventsSchema(), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(parts)
+	if len(parts) != 3 {
+		t.Fatalf("got %d partitions, want 3", len(parts))
+	}
+	for g, p := range parts {
+		if !p.Owned || p.Record.NumRows() != 10 {
+			t.Fatalf("partition %d: owned %v, %d rows", g, p.Owned, p.Record.NumRows())
+		}
+		ids := p.Record.Column(0)
+		if n := ids.Data().Buffers()[1].Len(); n != 10*8 {
+			t.Errorf("partition %d: id buffer of %d bytes for 10 rows", g, n)
+		}
+		names := p.Record.Column(2).(*array.String)
+		want := 0
+		for k := range 10 {
+			id := ids.(*array.Int64).Value(k)
+			if id != int64(3*k+g) || names.Value(k) != strings.Repeat("x", int(id)) {
+				t.Fatalf("partition %d row %d: id %d name %q", g, k, id, names.Value(k))
+			}
+			want += int(id)
+		}
+		if n := names.Data().Buffers()[2].Len(); n != want {
+			t.Errorf("partition %d: name data of %d bytes, its names hold %d", g, n, want)
+		}
+	}
+}
+
 func TestSplitEmptyBatchHasNoPartitions(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
