@@ -79,3 +79,36 @@ func BenchmarkSplitMonths(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchRows, "ns/row")
 }
+
+// BenchmarkScatterComments scatters l_comment-like strings (10 to 43
+// bytes) into 7 groups, as W3 does.
+func BenchmarkScatterComments(b *testing.B) {
+	mem := memory.DefaultAllocator
+	r := rand.New(rand.NewPCG(4, 4))
+	sb := array.NewStringBuilder(mem)
+	const n = 1 << 17
+	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, 7), mem: mem}
+	for i := range n {
+		buf := make([]byte, 10+r.IntN(34))
+		for k := range buf {
+			buf[k] = byte('a' + r.IntN(26))
+		}
+		sb.Append(string(buf))
+		g := r.IntN(7)
+		gr.gid[i], gr.pos[i] = uint32(g), int32(gr.counts[g])
+		gr.counts[g]++
+	}
+	arr := sb.NewArray()
+	sb.Release()
+	defer arr.Release()
+	for b.Loop() {
+		out, err := gr.scatter(arr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range out {
+			o.Release()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+}
