@@ -4,6 +4,9 @@ import (
 	"hash/maphash"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -45,16 +48,41 @@ func noDictionaryColumns(rec arrow.RecordBatch, r resolved) []string {
 	}
 	rowsPerGroup := float64(budget) / bytesPerRow
 
-	var out []string
-	set := newDistinctSet(n)
-	for i, f := range rec.Schema().Fields() {
-		d1, d, width, ok := distinctHalves(set, rec.Column(i), n)
-		if !ok || d == 0 {
-			continue
+	// Columns are counted on two goroutines when there are cores to spare
+	// (the decision comes before any encoding starts).
+	fields := rec.Schema().Fields()
+	skip := make([]bool, len(fields))
+	var next atomic.Int32
+	count := func() {
+		set := newDistinctSet(n)
+		for i := int(next.Add(1)) - 1; i < len(fields); i = int(next.Add(1)) - 1 {
+			d1, d, width, ok := distinctHalves(set, rec.Column(i), n)
+			if !ok || d == 0 {
+				continue
+			}
+			newRate := float64(d-d1) / float64(n-n/2)
+			projected := (float64(d) + newRate*(rowsPerGroup-float64(n))) * width
+			skip[i] = projected > float64(r.DictionaryPageBytes)
 		}
-		newRate := float64(d-d1) / float64(n-n/2)
-		projected := (float64(d) + newRate*(rowsPerGroup-float64(n))) * width
-		if projected > float64(r.DictionaryPageBytes) {
+	}
+	if runtime.GOMAXPROCS(0) > 1 && len(fields) > 1 {
+		var wg sync.WaitGroup
+		var panicked any
+		wg.Go(func() {
+			defer func() { panicked = recover() }()
+			count()
+		})
+		count()
+		wg.Wait()
+		if panicked != nil {
+			panic(panicked) // on the caller's goroutine, where it is recovered
+		}
+	} else {
+		count()
+	}
+	var out []string
+	for i, f := range fields {
+		if skip[i] {
 			out = append(out, f.Name)
 		}
 	}

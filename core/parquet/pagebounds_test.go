@@ -323,3 +323,30 @@ func TestStringRangeMatchesBytesCompare(t *testing.T) {
 		full.Release()
 	}
 }
+
+// TestColumnsEncodedInParallelGiveTheSameFile: a lone writer spreads its
+// columns over goroutines (batches of 4,096 rows or more); the file is
+// byte for byte the one written column after column, with bloom filters,
+// 38-digit decimals, strings, nulls and several row groups.
+func TestColumnsEncodedInParallelGiveTheSameFile(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 3, 20000)
+	props := map[string]string{PropRowGroupBytes: "400000"}
+	for _, c := range []string{"id", "cat", "s", "dec"} {
+		props[PropBloomEnabledPrefix+c] = "true"
+	}
+	_, parallel := writeParquetGo(t, props, sc, recs)
+	spreadColumns = false
+	defer func() { spreadColumns = true }()
+	_, serial := writeParquetGo(t, props, sc, recs)
+	if !bytes.Equal(parallel, serial) {
+		t.Fatalf("files differ: %d and %d bytes", len(parallel), len(serial))
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(parallel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
+		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
+	}
+}

@@ -7,9 +7,11 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -252,8 +254,8 @@ type pgoEncoder struct {
 	w     *pgo.GenericWriter[any]
 	cols  []flatColumn
 	cws   []*pgo.ColumnWriter
-	vals  []pgo.Value
-	fixed []byte // big-endian decimal scratch
+	// scratch holds each encoding goroutine's buffers (see write).
+	scratch []encodeScratch
 	// decBounds holds the bounds of FIXED_LEN_BYTE_ARRAY decimal columns
 	// (by column index), which parquet-go would order as unsigned bytes:
 	// their footer bounds are left out and computed here instead.
@@ -378,45 +380,124 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 	return e, nil
 }
 
+// encodeScratch is one goroutine's buffers for converting Arrow values.
+type encodeScratch struct {
+	vals  []pgo.Value
+	fixed []byte // big-endian decimal scratch
+}
+
+// encodersBusy counts the encoders inside write or newRowGroup, the
+// goroutines encoding now; parallelColumnRows is the smallest batch whose
+// columns are spread over goroutines.
+var encodersBusy atomic.Int32
+
+const parallelColumnRows = 4096
+
+// spreadColumns can switch the spreading off (tests compare the files).
+var spreadColumns = true
+
+// eachColumn runs fn on every column, spread over the cores no other
+// encoder is using: a lone file (an overwrite of one partition, a small
+// table) encodes on every core, while writers that already keep every
+// core busy encode their columns in turn without extra goroutines.
+func (e *pgoEncoder) eachColumn(rows int, fn func(i int, sc *encodeScratch) error) error {
+	busy := int(encodersBusy.Add(1))
+	defer encodersBusy.Add(-1)
+	helpers := 0
+	if spreadColumns && rows >= parallelColumnRows {
+		helpers = min(runtime.GOMAXPROCS(0)-busy, len(e.cols)-1)
+	}
+	if len(e.scratch) < helpers+1 {
+		e.scratch = append(e.scratch, make([]encodeScratch, helpers+1-len(e.scratch))...)
+	}
+	if helpers <= 0 {
+		for i := range e.cols {
+			if err := fn(i, &e.scratch[0]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var next atomic.Int32
+	failed := make([]error, helpers+1)
+	work := func(k int) {
+		defer func() {
+			if r := recover(); r != nil {
+				failed[k] = fmt.Errorf("encoding a column: panic: %v", r)
+			}
+		}()
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(e.cols) || failed[k] != nil {
+				return
+			}
+			failed[k] = fn(i, &e.scratch[k])
+		}
+	}
+	var wg sync.WaitGroup
+	for k := 1; k <= helpers; k++ {
+		wg.Go(func() { work(k) })
+	}
+	work(0)
+	wg.Wait()
+	for _, err := range failed {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	for i, c := range e.cols {
-		arr := rec.Column(i)
-		if !c.optional && arr.NullN() > 0 {
+		if arr := rec.Column(i); !c.optional && arr.NullN() > 0 {
 			return fmt.Errorf("column %q is required but has %d nulls: %w",
 				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
 		}
-		for off := 0; off < n; {
-			end, size := e.chunkEnd(i, arr, off, n)
-			vals, err := e.values(i, arr, off, end)
-			if err != nil {
-				return err
-			}
-			if _, err := e.cws[i].WriteRowValues(vals); err != nil {
-				return withIO(err)
-			}
-			if e.blooms != nil && e.blooms[i] != nil {
-				e.blooms[i].addArrow(arr, off, end, e.fixed, c.fixed)
-			}
-			if b := e.strBounds[i]; b != nil {
-				b.add(arr, off, end)
-			}
-			// parquet-go cuts a page on its own only once its buffer is
-			// past the page size, by up to a whole chunk; cutting here keeps
-			// pages within the row limit and (but for a single huge value)
-			// the page size.
-			e.pageRows[i] += end - off
-			e.pageUsed[i] += size
-			if e.pageRows[i] >= e.pageRowLimit || e.pageUsed[i] >= e.pageBytes[i] {
-				if err := e.cws[i].Flush(); err != nil {
-					return withIO(err)
-				}
-				e.pageRows[i], e.pageUsed[i] = 0, 0
-			}
-			off = end
-		}
+	}
+	err := e.eachColumn(n, func(i int, sc *encodeScratch) error {
+		return e.writeColumn(i, rec.Column(i), n, sc)
+	})
+	if err != nil {
+		return err
 	}
 	e.rgRows += int64(n)
+	return nil
+}
+
+// writeColumn hands rows [0, n) of arr, column i, to its column writer.
+func (e *pgoEncoder) writeColumn(i int, arr arrow.Array, n int, sc *encodeScratch) error {
+	c := e.cols[i]
+	for off := 0; off < n; {
+		end, size := e.chunkEnd(i, arr, off, n)
+		vals, err := e.values(i, arr, off, end, sc)
+		if err != nil {
+			return err
+		}
+		if _, err := e.cws[i].WriteRowValues(vals); err != nil {
+			return withIO(err)
+		}
+		if e.blooms != nil && e.blooms[i] != nil {
+			e.blooms[i].addArrow(arr, off, end, sc.fixed, c.fixed)
+		}
+		if b := e.strBounds[i]; b != nil {
+			b.add(arr, off, end)
+		}
+		// parquet-go cuts a page on its own only once its buffer is past
+		// the page size, by up to a whole chunk; cutting here keeps pages
+		// within the row limit and (but for a single huge value) the page
+		// size.
+		e.pageRows[i] += end - off
+		e.pageUsed[i] += size
+		if e.pageRows[i] >= e.pageRowLimit || e.pageUsed[i] >= e.pageBytes[i] {
+			if err := e.cws[i].Flush(); err != nil {
+				return withIO(err)
+			}
+			e.pageRows[i], e.pageUsed[i] = 0, 0
+		}
+		off = end
+	}
 	return nil
 }
 
@@ -450,12 +531,12 @@ func (e *pgoEncoder) chunkEnd(i int, arr arrow.Array, off, n int) (end, size int
 // with definition levels. Byte values point into the Arrow buffers (or the
 // decimal scratch), which the column buffer copies. Column indexes are left
 // unset: a ColumnWriter only reads kinds, levels and payloads.
-func (e *pgoEncoder) values(i int, arr arrow.Array, off, end int) ([]pgo.Value, error) {
+func (e *pgoEncoder) values(i int, arr arrow.Array, off, end int, sc *encodeScratch) ([]pgo.Value, error) {
 	c := e.cols[i]
-	if cap(e.vals) < end-off {
-		e.vals = make([]pgo.Value, end-off)
+	if cap(sc.vals) < end-off {
+		sc.vals = make([]pgo.Value, end-off)
 	}
-	vals := e.vals[:end-off]
+	vals := sc.vals[:end-off]
 	switch a := arr.(type) {
 	case *array.Boolean:
 		for j := range vals {
@@ -493,10 +574,10 @@ func (e *pgoEncoder) values(i int, arr arrow.Array, off, end int) ([]pgo.Value, 
 		default:
 			e.decBounds[i].add(nums, arr, off)
 			w := c.fixed
-			if need := len(nums) * w; cap(e.fixed) < need {
-				e.fixed = make([]byte, need)
+			if need := len(nums) * w; cap(sc.fixed) < need {
+				sc.fixed = make([]byte, need)
 			}
-			buf := e.fixed[:len(nums)*w]
+			buf := sc.fixed[:len(nums)*w]
 			var be [16]byte
 			for j, n := range nums {
 				binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
@@ -565,6 +646,17 @@ func setLevels(vals []pgo.Value, arr arrow.Array, off int) {
 }
 
 func (e *pgoEncoder) newRowGroup() error {
+	// The last page of each column is encoded and compressed here, on the
+	// cores other encoders leave free; parquet-go then writes the chunks.
+	err := e.eachColumn(int(e.rgRows), func(i int, _ *encodeScratch) error {
+		if err := e.cws[i].Flush(); err != nil {
+			return withIO(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	if err := e.w.Flush(); err != nil {
 		return withIO(err)
 	}
