@@ -161,12 +161,15 @@ func (sc *boundsScratch) stringRange(offs []int32, data []byte, base int32, arr 
 	for fast > 0 && int(o[fast-1]-base)+8 > len(data) {
 		fast--
 	}
+	longest := int32(0)
 	for j := 0; j < fast; j++ {
 		s, e := int(o[j]-base), int(o[j+1]-base)
 		keys[j] = binary.BigEndian.Uint64(data[s:s+8]) & (^uint64(0) << (64 - 8*min(uint64(e-s), 8)))
+		longest = max(longest, o[j+1]-o[j])
 	}
 	for j := fast; j < n; j++ {
 		keys[j] = word(data, int(o[j]-base), int(o[j+1]-base), 0)
+		longest = max(longest, o[j+1]-o[j])
 	}
 	loK, hiK := ^uint64(0), uint64(0)
 	nulls := arr.NullN() > 0
@@ -187,6 +190,19 @@ func (sc *boundsScratch) stringRange(offs []int32, data []byte, base int32, arr 
 	} else {
 		for _, k := range keys {
 			loK, hiK = min(loK, k), max(hiK, k)
+		}
+		if longest <= 8 {
+			// Every value fits its key: among the rows tied on a key the
+			// shortest is least and the longest greatest (the others equal
+			// it with zero bytes appended). One pass, on (length, row).
+			lo, hi := ^uint64(0), uint64(0)
+			for j, k := range keys {
+				v := uint64(o[j+1]-o[j])<<32 | uint64(j)
+				lo = min(lo, v|(uint64(b2i(k == loK))-1))
+				hi = max(hi, v&-uint64(b2i(k == hiK)))
+			}
+			l, h := int(uint32(lo)), int(uint32(hi))
+			return data[o[l]-base : o[l+1]-base], data[o[h]-base : o[h+1]-base], true
 		}
 	}
 	lt, ht := sc.lo[:n], sc.hi[:n]

@@ -275,7 +275,8 @@ func fieldIDMeta(id int) arrow.Metadata {
 
 // TestStringRangeMatchesBytesCompare: the branch-free min and max equal a
 // plain bytes.Compare scan on values built to tie on 8, 16 and more bytes,
-// with nulls, on sliced arrays and at the end of the data buffer.
+// with nulls, on sliced arrays and at the end of the data buffer, and on
+// chunks of values no longer than 8 bytes.
 func TestStringRangeMatchesBytesCompare(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	stems := []string{"", "a", "ab\x00", "abcdefgh", "abcdefgh\x00", "abcdefghijklmnop", "abcdefghijklmnopq", "\xff\xff\xff\xff\xff\xff\xff\xff\xff"}
@@ -283,8 +284,13 @@ func TestStringRangeMatchesBytesCompare(t *testing.T) {
 	for round := range 300 {
 		b := array.NewStringBuilder(memory.DefaultAllocator)
 		n := 1 + r.IntN(300)
+		short := round%3 == 0 // values of at most 8 bytes, no nulls
 		for range n {
 			switch {
+			case short && r.IntN(4) == 0:
+				b.Append("abcdefgh")
+			case short:
+				b.Append(stems[r.IntN(3)] + randString(r, r.IntN(2)))
 			case r.IntN(8) == 0:
 				b.AppendNull()
 			case r.IntN(2) == 0:
