@@ -251,9 +251,9 @@ func (r resolved) pgoCodec() pgocompress.Codec {
 // pgoEncoder writes a flat schema with parquet-go, feeding each column's
 // values from the Arrow arrays in page-sized runs.
 type pgoEncoder struct {
-	w     *pgo.GenericWriter[any]
-	cols  []flatColumn
-	cws   []*pgo.ColumnWriter
+	w    *pgo.GenericWriter[any]
+	cols []flatColumn
+	cws  []*pgo.ColumnWriter
 	// scratch holds each encoding goroutine's buffers (see write).
 	scratch []encodeScratch
 	// decBounds holds the bounds of FIXED_LEN_BYTE_ARRAY decimal columns
