@@ -341,11 +341,15 @@ func TestColumnsEncodedInParallelGiveTheSameFile(t *testing.T) {
 		props[PropBloomEnabledPrefix+c] = "true"
 	}
 	_, parallel := writeParquetGo(t, props, sc, recs)
+	// More encoders busy than there are cores: no helper, no failure.
+	encodersBusy.Add(64)
+	_, crowded := writeParquetGo(t, props, sc, recs)
+	encodersBusy.Add(-64)
 	spreadColumns = false
 	defer func() { spreadColumns = true }()
 	_, serial := writeParquetGo(t, props, sc, recs)
-	if !bytes.Equal(parallel, serial) {
-		t.Fatalf("files differ: %d and %d bytes", len(parallel), len(serial))
+	if !bytes.Equal(parallel, serial) || !bytes.Equal(crowded, serial) {
+		t.Fatalf("files differ: %d, %d and %d bytes", len(parallel), len(crowded), len(serial))
 	}
 	rdr, err := file.NewParquetReader(bytes.NewReader(parallel))
 	if err != nil {

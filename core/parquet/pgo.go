@@ -405,12 +405,12 @@ func (e *pgoEncoder) eachColumn(rows int, fn func(i int, sc *encodeScratch) erro
 	defer encodersBusy.Add(-1)
 	helpers := 0
 	if spreadColumns && rows >= parallelColumnRows {
-		helpers = min(runtime.GOMAXPROCS(0)-busy, len(e.cols)-1)
+		helpers = max(0, min(runtime.GOMAXPROCS(0)-busy, len(e.cols)-1))
 	}
 	if len(e.scratch) < helpers+1 {
 		e.scratch = append(e.scratch, make([]encodeScratch, helpers+1-len(e.scratch))...)
 	}
-	if helpers <= 0 {
+	if helpers == 0 {
 		for i := range e.cols {
 			if err := fn(i, &e.scratch[0]); err != nil {
 				return err
