@@ -31,6 +31,8 @@ type slot struct {
 	w      *parquet.Writer
 	values map[int]any
 	used   int64 // when it was last written to, in batches
+	// assigned counts the bytes routed to an unpartitioned write's writer.
+	assigned int64
 }
 
 // pending is a partition's rows waiting to be sorted and written.
@@ -68,7 +70,6 @@ type distributor struct {
 	rr     []*slot
 	spread int // at most this many writers in rr
 	seen   int64
-	rrN    int
 
 	bufs     map[string]*pending
 	bufOrder []string
@@ -196,12 +197,22 @@ func (d *distributor) route(c arrow.RecordBatch) error {
 		// Spread batches over up to one writer per core so encoding runs
 		// on all of them, once the input is large enough that the extra
 		// files pay for themselves (small appends stay one file).
-		d.seen += parquet.RecordBytes(c)
+		n := parquet.RecordBytes(c)
+		d.seen += n
 		if len(d.rr) == 0 || (len(d.rr) < d.spread && d.seen > spreadAfterBytes) {
 			d.rr = append(d.rr, d.newSlot(fmt.Sprint(len(d.rr)), nil))
 		}
-		s := d.rr[d.rrN%len(d.rr)]
-		d.rrN++
+		// The writer given the fewest bytes so far takes the batch: one
+		// opened later catches up, and all of them finish with the same
+		// work (taking turns, the first would end with the 64 MB it
+		// wrote alone still to encode while the others idle).
+		s := d.rr[0]
+		for _, o := range d.rr[1:] {
+			if o.assigned < s.assigned {
+				s = o
+			}
+		}
+		s.assigned += n
 		if err := s.w.Write(c); err != nil {
 			return err
 		}

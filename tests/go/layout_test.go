@@ -392,3 +392,26 @@ func TestDictionaryDecisionWaitsForEnoughRows(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeUnpartitionedWriteSplitsWorkEvenly: a large unpartitioned
+// write opens a second file only after its first 64 MB; the writers then
+// take batches by the bytes given to them so far, so the two files end
+// within one batch of each other (taking turns left the first file with
+// the rows it had alone on top, and the second core idle at the end).
+func TestLargeUnpartitionedWriteSplitsWorkEvenly(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	const rows, batches = 100_000, 48
+	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "local.db.big"}, newGenReader(0, rows, batches, nil))
+	files := headDataFiles(t, loadTable(t, s, "db.big"))
+	if len(files) != 2 {
+		t.Fatalf("%d data files, want 2 (one per core)", len(files))
+	}
+	a, b := files[0].Count(), files[1].Count()
+	if a+b != rows*batches {
+		t.Fatalf("files hold %d + %d rows, want %d", a, b, rows*batches)
+	}
+	if d := a - b; d > rows || d < -rows {
+		t.Errorf("files hold %d and %d rows: more than a batch apart", a, b)
+	}
+}
