@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -13,6 +12,7 @@ import (
 	pq "github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/iceberg-go"
 )
 
 // byteValue draws a value that stresses the bounds: empty, short, sharing
@@ -43,13 +43,13 @@ func byteValue(r *rand.Rand) []byte {
 // (ascending, required), with an int column beside them.
 func boundsBatches(t *testing.T, nBatches, rows int) (*arrow.Schema, []arrow.RecordBatch) {
 	t.Helper()
-	sc := arrow.NewSchema([]arrow.Field{
-		{Name: "hi", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldIDMeta(1)},
-		{Name: "lo", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: fieldIDMeta(2)},
-		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true, Metadata: fieldIDMeta(3)},
-		{Name: "asc", Type: arrow.BinaryTypes.String, Metadata: fieldIDMeta(4)},
-		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Metadata: fieldIDMeta(5)},
-	}, nil)
+	sc := arrowSchema(t, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "hi", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 2, Name: "lo", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "bin", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 4, Name: "asc", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 5, Name: "n", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+	))
 	r := rand.New(rand.NewPCG(7, 11))
 	lows := make([][]byte, 12)
 	for i := range lows {
@@ -267,10 +267,6 @@ func TestIndexMaxIncrementsTheLastByteThatCan(t *testing.T) {
 			t.Errorf("indexMax(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
-}
-
-func fieldIDMeta(id int) arrow.Metadata {
-	return arrow.NewMetadata([]string{fieldIDKey}, []string{strconv.Itoa(id)})
 }
 
 // TestStringRangeMatchesBytesCompare: the branch-free min and max equal a

@@ -132,18 +132,15 @@ func (gr *groups) scatterData(arr arrow.Array) ([]arrow.ArrayData, bool) {
 	}
 	off := src.Offset()
 	switch dt.ID() {
-	case arrow.STRING, arrow.BINARY:
-		offs, vals := varWidth32(arr)
-		o, v := scatterVar(gr, offs, vals)
-		defer releaseBuffers(o)
-		defer releaseBuffers(v)
-		for g := range out {
-			out[g] = array.NewData(dt, gr.counts[g], []*memory.Buffer{validOf(g), o[g], v[g]}, nil, nullsOf(g), 0)
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		var o, v []*memory.Buffer
+		if id := dt.ID(); id == arrow.STRING || id == arrow.BINARY {
+			offs, vals := varWidth32(arr)
+			o, v = scatterVar(gr, offs, vals)
+		} else {
+			offs, vals := varWidth64(arr)
+			o, v = scatterVar(gr, offs, vals)
 		}
-		return out, true
-	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		offs, vals := varWidth64(arr)
-		o, v := scatterVar(gr, offs, vals)
 		defer releaseBuffers(o)
 		defer releaseBuffers(v)
 		for g := range out {
