@@ -317,30 +317,39 @@ func TestSplitKeysStableAcrossBatches(t *testing.T) {
 	}
 }
 
-// A batch already clustered by partition is sliced, not copied.
-func TestSplitClusteredBatchIsSlicedWithoutCopy(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
+// splitThreeMonths builds 30 rows, row i (id i, name name(i)) in month
+// month(i) of three, and splits them by month; the caller releases both.
+func splitThreeMonths(t *testing.T, mem memory.Allocator, month func(i int) int, name func(i int) string) (arrow.RecordBatch, []Partition) {
+	t.Helper()
 	rows := eventsRows{}
 	for i := range 30 {
 		rows.id = append(rows.id, int64(i))
-		rows.ts = append(rows.ts, int64(i/10)*40*dayMicros) // three months, in order
-		rows.name = append(rows.name, "n")
-		rows.a = append(rows.a, int32(0))
+		rows.ts = append(rows.ts, int64(month(i))*40*dayMicros)
+		rows.name = append(rows.name, name(i))
+		rows.a = append(rows.a, int32(i))
 		rows.b = append(rows.b, "b")
 		rows.sValid = append(rows.sValid, true)
 	}
 	rec := eventsRecord(t, mem, rows, true)
-	defer rec.Release()
 	spec := iceberg.NewPartitionSpecID(1, partField(1000, 2, iceberg.MonthTransform{}))
 	parts, err := Split(rec, spec, eventsSchema(), mem)
 	if err != nil {
+		rec.Release()
 		t.Fatal(err)
 	}
-	defer releaseAll(parts)
 	if len(parts) != 3 {
 		t.Fatalf("got %d partitions, want 3", len(parts))
 	}
+	return rec, parts
+}
+
+// A batch already clustered by partition is sliced, not copied.
+func TestSplitClusteredBatchIsSlicedWithoutCopy(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec, parts := splitThreeMonths(t, mem, func(i int) int { return i / 10 }, func(int) string { return "n" })
+	defer rec.Release()
+	defer releaseAll(parts)
 	base := rec.Column(0).Data().Buffers()[1]
 	for i, p := range parts {
 		if p.Record.NumRows() != 10 || p.Record.Column(0).Data().Buffers()[1] != base {
@@ -358,26 +367,9 @@ func TestSplitClusteredBatchIsSlicedWithoutCopy(t *testing.T) {
 func TestSplitInterleavedBatchGivesOwnedPartitions(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	rows := eventsRows{}
-	for i := range 30 {
-		rows.id = append(rows.id, int64(i))
-		rows.ts = append(rows.ts, int64(i%3)*40*dayMicros) // three months, interleaved
-		rows.name = append(rows.name, strings.Repeat("x", i))
-		rows.a = append(rows.a, int32(i))
-		rows.b = append(rows.b, "b")
-		rows.sValid = append(rows.sValid, true)
-	}
-	rec := eventsRecord(t, mem, rows, true)
+	rec, parts := splitThreeMonths(t, mem, func(i int) int { return i % 3 }, func(i int) string { return strings.Repeat("x", i) })
 	defer rec.Release()
-	spec := iceberg.NewPartitionSpecID(1, partField(1000, 2, iceberg.MonthTransform{}))
-	parts, err := Split(rec, spec, eventsSchema(), mem)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer releaseAll(parts)
-	if len(parts) != 3 {
-		t.Fatalf("got %d partitions, want 3", len(parts))
-	}
 	for g, p := range parts {
 		if !p.Owned || p.Record.NumRows() != 10 {
 			t.Fatalf("partition %d: owned %v, %d rows", g, p.Owned, p.Record.NumRows())
