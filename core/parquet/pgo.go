@@ -341,6 +341,9 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 		pgo.PageBufferSize(pgoPageBytes(r, len(cols))),
 		pgo.DictionaryMaxBytes(r.DictionaryPageBytes),
 		pgo.DataPageVersion(1),
+		// Encoded pages past the first MB of each column chunk wait for
+		// their row group's flush in a temporary file (spill.go).
+		pgo.ColumnPageBuffers(pageSpill),
 		// No min/max in page headers (the column index has them): each
 		// costs a pass over the page's values.
 		pgo.DataPageStatistics(false),

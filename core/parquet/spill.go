@@ -1,0 +1,191 @@
+package parquet
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// A Parquet column chunk must be contiguous in the file, so parquet-go holds
+// the encoded pages of each column until its row group is complete: up to a
+// whole row group (write.parquet.row-group-size-bytes, 128 MB) per open file,
+// compressed. A streamed append of any size therefore peaked higher than a
+// small one until its row groups reached that size (bench/run.py W5: 921 MB
+// at 10x the data against 739 MB at 1x).
+//
+// pageSpill keeps the first pageSpillBytes of each column chunk's pages in
+// memory and writes the rest to an unlinked temporary file (in os.TempDir,
+// so TMPDIR moves it), which is read back once when the row group is
+// flushed. The operating system's page cache usually holds those bytes until
+// they are read and the file is closed. Small files (commits of a few
+// thousand rows, one partition of many) never touch the disk. When no
+// temporary file can be made the buffer stays in memory.
+
+// pageSpillBytes is how much of one column chunk's encoded pages stays in
+// memory; tests lower it.
+var pageSpillBytes = 1 << 20
+
+// spillPool is the parquet-go BufferPool of the encoder's page buffers.
+type spillPool struct{}
+
+var pageSpill spillPool
+
+// spills counts the temporary files made (tests read it).
+var spills atomic.Int64
+
+func (spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{limit: pageSpillBytes} }
+
+func (spillPool) PutBuffer(b io.ReadWriteSeeker) {
+	if sb, ok := b.(*spillBuffer); ok {
+		sb.release()
+	}
+}
+
+// spillMemory recycles the in-memory parts of released buffers.
+var spillMemory = sync.Pool{New: func() any { return new([]byte) }}
+
+// errSpillWrite reports a write anywhere but at the end of a buffer;
+// parquet-go only appends pages.
+var errSpillWrite = errors.New("parquet page buffer: write not at the end")
+
+// spillBuffer is an append-only byte buffer, in memory up to limit bytes
+// and in a temporary file after that.
+type spillBuffer struct {
+	limit int
+	mem   *[]byte  // the first bytes (nil until the first write)
+	file  *os.File // the bytes after mem's, nil until they exist
+	size  int64    // bytes written
+	pos   int64    // read position (Seek and Read move it)
+	noTmp bool     // a temporary file could not be made: memory only
+}
+
+func (b *spillBuffer) Write(p []byte) (int, error) {
+	if b.pos != b.size {
+		return 0, errSpillWrite
+	}
+	if b.mem == nil {
+		b.mem = spillMemory.Get().(*[]byte)
+	}
+	if b.file == nil && (len(*b.mem)+len(p) <= b.limit || !b.spill()) {
+		*b.mem = append(*b.mem, p...)
+		b.size += int64(len(p))
+		b.pos = b.size
+		return len(p), nil
+	}
+	n, err := b.file.Write(p)
+	b.size += int64(n)
+	b.pos = b.size
+	return n, err
+}
+
+// spill opens the temporary file the bytes past limit go to; false when it
+// cannot, and then the buffer keeps everything in memory.
+func (b *spillBuffer) spill() bool {
+	if b.noTmp {
+		return false
+	}
+	f, err := os.CreateTemp("", "pyiceberg-go-pages-*")
+	if err != nil {
+		b.noTmp = true
+		return false
+	}
+	// Unlinked at once: the file lives until it is closed, and nothing is
+	// left behind should the process die.
+	if os.Remove(f.Name()) != nil {
+		_ = f.Close()
+		b.noTmp = true
+		return false
+	}
+	b.file = f
+	spills.Add(1)
+	return true
+}
+
+func (b *spillBuffer) inMemory() int64 {
+	if b.mem == nil {
+		return 0
+	}
+	return int64(len(*b.mem))
+}
+
+func (b *spillBuffer) Read(p []byte) (int, error) {
+	if b.pos >= b.size {
+		return 0, io.EOF
+	}
+	if m := b.inMemory(); b.pos < m {
+		n := copy(p, (*b.mem)[b.pos:])
+		b.pos += int64(n)
+		return n, nil
+	}
+	n, err := b.file.ReadAt(p, b.pos-b.inMemory())
+	b.pos += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (b *spillBuffer) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += b.pos
+	case io.SeekEnd:
+		offset += b.size
+	}
+	if offset < 0 || offset > b.size {
+		return b.pos, errors.New("parquet page buffer: seek out of range")
+	}
+	b.pos = offset
+	return offset, nil
+}
+
+// spillCopyBytes is the size of the buffer a spilled part is copied out with.
+const spillCopyBytes = 1 << 20
+
+var spillCopy = sync.Pool{New: func() any { b := make([]byte, spillCopyBytes); return &b }}
+
+// WriteTo writes the bytes from the read position on to w (parquet-go
+// flushes a row group's column chunk with io.Copy).
+func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	if m := b.inMemory(); b.pos < m {
+		n, err := w.Write((*b.mem)[b.pos:])
+		total += int64(n)
+		b.pos += int64(n)
+		if err != nil {
+			return total, err
+		}
+	}
+	if b.pos < b.size {
+		buf := spillCopy.Get().(*[]byte)
+		defer spillCopy.Put(buf)
+		src := io.NewSectionReader(b.file, b.pos-b.inMemory(), b.size-b.pos)
+		n, err := io.CopyBuffer(onlyWriter{w}, src, *buf)
+		total += n
+		b.pos += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// onlyWriter hides a destination's ReadFrom, so io.CopyBuffer uses the
+// buffer it is given.
+type onlyWriter struct{ io.Writer }
+
+// release closes the temporary file and recycles the memory.
+func (b *spillBuffer) release() {
+	if b.file != nil {
+		_ = b.file.Close()
+		b.file = nil
+	}
+	if b.mem != nil {
+		*b.mem = (*b.mem)[:0]
+		spillMemory.Put(b.mem)
+		b.mem = nil
+	}
+	b.size, b.pos = 0, 0
+}

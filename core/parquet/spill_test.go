@@ -1,0 +1,127 @@
+package parquet
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+)
+
+// spillTmp points os.TempDir at a fresh directory for the test.
+func spillTmp(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	return dir
+}
+
+// fillSpill writes pages of random sizes to a buffer that keeps limit bytes
+// in memory, and returns what it wrote.
+func fillSpill(t *testing.T, b *spillBuffer, total int) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	var want []byte
+	for len(want) < total {
+		p := make([]byte, 1+r.IntN(3000))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+		}
+		if n, err := b.Write(p); err != nil || n != len(p) {
+			t.Fatalf("write %d bytes: %d, %v", len(p), n, err)
+		}
+		want = append(want, p...)
+	}
+	return want
+}
+
+// A buffer past its limit holds the rest in a temporary file that is
+// already unlinked; reading, seeking and WriteTo give back every byte in
+// order, across the boundary; only appends are accepted; release closes it.
+func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
+	dir := spillTmp(t)
+	b := &spillBuffer{limit: 10000}
+	want := fillSpill(t, b, 50000)
+	if b.file == nil || b.inMemory() > 10000 || b.inMemory() == 0 {
+		t.Fatalf("file %v, %d bytes in memory", b.file, b.inMemory())
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("temporary files visible: %v", left)
+	}
+	if _, err := b.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Write([]byte("x")); err != errSpillWrite {
+		t.Fatalf("write in the middle: %v", err)
+	}
+	var out bytes.Buffer
+	if n, err := io.Copy(&out, b); err != nil || n != int64(len(want)) || !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("io.Copy gave %d bytes (%v), equal %v", n, err, bytes.Equal(out.Bytes(), want))
+	}
+	for _, at := range []int64{0, 9999, 10000, 10001, 31234, int64(len(want)) - 1} {
+		if _, err := b.Seek(at, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(io.LimitReader(b, 7000))
+		end := min(at+7000, int64(len(want)))
+		if err != nil || !bytes.Equal(got, want[at:end]) {
+			t.Fatalf("read at %d: %d bytes, %v", at, len(got), err)
+		}
+	}
+	if _, err := b.Seek(1, io.SeekEnd); err == nil {
+		t.Fatal("seek past the end accepted")
+	}
+	f := b.file
+	b.release()
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("temporary file still open after release")
+	}
+	if b.size != 0 || b.mem != nil || b.file != nil {
+		t.Fatal("release left state behind")
+	}
+}
+
+// Without a usable temporary directory the buffer keeps everything in memory.
+func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	b := &spillBuffer{limit: 1000}
+	want := fillSpill(t, b, 20000)
+	if b.file != nil || b.inMemory() != int64(len(want)) {
+		t.Fatalf("file %v, %d of %d bytes in memory", b.file, b.inMemory(), len(want))
+	}
+	b.Seek(0, io.SeekStart)
+	var out bytes.Buffer
+	if _, err := b.WriteTo(&out); err != nil || !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("WriteTo: %v, equal %v", err, bytes.Equal(out.Bytes(), want))
+	}
+}
+
+// Spilling pages changes nothing in the file: with every column chunk
+// spilled after 64 bytes (several row groups, strings, decimals, bloom
+// filters, nulls) the file is byte for byte the one kept in memory.
+func TestSpilledPagesGiveTheSameFile(t *testing.T) {
+	spillTmp(t)
+	sc, recs := bloomBatches(t, false, 3, 20000)
+	props := map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"}
+	_, inMemory := writeParquetGo(t, props, sc, recs)
+	defer func(n int) { pageSpillBytes = n }(pageSpillBytes)
+	pageSpillBytes = 64
+	before := spills.Load()
+	_, spilled := writeParquetGo(t, props, sc, recs)
+	if spills.Load()-before < 2*int64(sc.NumFields()) {
+		t.Fatalf("%d temporary files for %d columns", spills.Load()-before, sc.NumFields())
+	}
+	if !bytes.Equal(inMemory, spilled) {
+		t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(spilled))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
+		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
+	}
+}
