@@ -32,8 +32,15 @@ type spillPool struct{}
 
 var pageSpill spillPool
 
-// spills counts the temporary files made (tests read it).
-var spills atomic.Int64
+// spills counts the temporary files made (tests read it); openSpills
+// those open now, at most maxOpenSpills, so that a write to many
+// partitions at once cannot take the file descriptors its data files need.
+// A buffer that finds them all taken stays in memory until one is free.
+var (
+	spills        atomic.Int64
+	openSpills    atomic.Int64
+	maxOpenSpills int64 = 256
+)
 
 func (spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{limit: pageSpillBytes} }
 
@@ -86,8 +93,13 @@ func (b *spillBuffer) spill() bool {
 	if b.noTmp {
 		return false
 	}
+	if openSpills.Add(1) > maxOpenSpills {
+		openSpills.Add(-1)
+		return false
+	}
 	f, err := os.CreateTemp("", "pyiceberg-go-pages-*")
 	if err != nil {
+		openSpills.Add(-1)
 		b.noTmp = true
 		return false
 	}
@@ -95,6 +107,7 @@ func (b *spillBuffer) spill() bool {
 	// left behind should the process die.
 	if os.Remove(f.Name()) != nil {
 		_ = f.Close()
+		openSpills.Add(-1)
 		b.noTmp = true
 		return false
 	}
@@ -181,6 +194,7 @@ func (b *spillBuffer) release() {
 	if b.file != nil {
 		_ = b.file.Close()
 		b.file = nil
+		openSpills.Add(-1)
 	}
 	if b.mem != nil {
 		*b.mem = (*b.mem)[:0]

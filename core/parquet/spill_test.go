@@ -125,3 +125,28 @@ func TestSpilledPagesGiveTheSameFile(t *testing.T) {
 		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
 	}
 }
+
+// No more than maxOpenSpills temporary files are open at once: the buffer
+// past the cap keeps its bytes in memory, and spills once a file is free.
+func TestSpillFilesAreCapped(t *testing.T) {
+	spillTmp(t)
+	defer func(n int64) { maxOpenSpills = n }(maxOpenSpills)
+	maxOpenSpills = openSpills.Load() + 1
+	a, b := &spillBuffer{limit: 100}, &spillBuffer{limit: 100}
+	fillSpill(t, a, 1000)
+	want := fillSpill(t, b, 1000)
+	if a.file == nil || b.file != nil || b.inMemory() != int64(len(want)) {
+		t.Fatalf("first spilled %v, second spilled %v with %d bytes in memory", a.file != nil, b.file != nil, b.inMemory())
+	}
+	a.release()
+	more := []byte("more")
+	if _, err := b.Write(more); err != nil || b.file == nil {
+		t.Fatalf("second did not spill once a file was free: %v", err)
+	}
+	b.Seek(0, io.SeekStart)
+	got, _ := io.ReadAll(b)
+	if !bytes.Equal(got, append(want, more...)) {
+		t.Fatal("bytes differ after the late spill")
+	}
+	b.release()
+}
