@@ -30,6 +30,10 @@ func init() {
 	// locks, I/O, GC, scheduling), each of its first seconds from load.
 	startDiagnostic("PYICEBERG_GO_CPUPROFILE", 60, pprof.StartCPUProfile, pprof.StopCPUProfile)
 	startDiagnostic("PYICEBERG_GO_TRACE", 10, trace.Start, trace.Stop)
+	// And a heap profile of what is live that many seconds after load.
+	var heapOut io.Writer
+	startDiagnostic("PYICEBERG_GO_HEAPPROFILE", 10, func(w io.Writer) error { heapOut = w; return nil },
+		func() { _ = pprof.Lookup("heap").WriteTo(heapOut, 0) })
 }
 
 // startDiagnostic runs start on the file named by the variable env, and

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 )
@@ -149,4 +150,67 @@ func TestSpillFilesAreCapped(t *testing.T) {
 		t.Fatal("bytes differ after the late spill")
 	}
 	b.release()
+}
+
+// With more files open than fullPageFiles, each file's pages shrink in
+// proportion (not below minPageRows); the values read back are the same.
+func TestPagesShrinkWhenManyFilesAreOpen(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 2, 20000)
+	before := openEncoders.Load()
+	props := map[string]string{PropPageRowLimit: "10000"}
+	_, alone := writeParquetGo(t, props, sc, recs)
+	openEncoders.Add(63) // with this file's encoder, 64 open
+	_, crowded := writeParquetGo(t, props, sc, recs)
+	openEncoders.Add(-63)
+	largest := func(data []byte) (most, pages int) {
+		for _, rg := range chunkPages(t, data, "id") {
+			for _, p := range rg {
+				most = max(most, p.values)
+				pages++
+			}
+		}
+		return most, pages
+	}
+	if most, pages := largest(alone); most != 10000 || pages != 4 {
+		t.Fatalf("alone: %d pages, largest %d rows", pages, most)
+	}
+	want := 10000 * fullPageFiles / 64 // 2,500
+	if most, pages := largest(crowded); most != want || pages != (40000+want-1)/want {
+		t.Fatalf("64 files open: %d pages, largest %d rows, want %d", pages, most, want)
+	}
+	if a, b := columnJSON(t, readBack(t, alone).Column(2).Data().Chunks()), columnJSON(t, readBack(t, crowded).Column(2).Data().Chunks()); a != b {
+		t.Fatal("values differ")
+	}
+	if openEncoders.Load() != before {
+		t.Fatalf("%d encoders counted open, %d before", openEncoders.Load(), before)
+	}
+}
+
+// An aborted write hands its encoder's page buffers back (closing spilled
+// ones) and leaves the count of open encoders.
+func TestAbortReleasesTheOpenFile(t *testing.T) {
+	spillTmp(t)
+	defer func(n int) { pageSpillBytes = n }(pageSpillBytes)
+	pageSpillBytes = 64
+	sc, recs := bloomBatches(t, false, 2, 20000)
+	encoders, files := openEncoders.Load(), openSpills.Load()
+	w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderParquetGo, PageBytes: 4 << 10}, pathGen("mem://x"))
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The encoder runs on its own goroutine: wait for it to reach the pages.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if w.Buffered() > 0 && openSpills.Load() > files {
+			break
+		}
+	}
+	if openEncoders.Load() != encoders+1 || openSpills.Load() <= files {
+		t.Fatalf("while writing: %d encoders, %d spill files", openEncoders.Load(), openSpills.Load())
+	}
+	w.Abort()
+	if openEncoders.Load() != encoders || openSpills.Load() != files {
+		t.Fatalf("after Abort: %d encoders, %d spill files (before %d, %d)", openEncoders.Load(), openSpills.Load(), encoders, files)
+	}
 }

@@ -546,6 +546,9 @@ func (w *Writer) finishFile() error {
 func (w *Writer) discard() {
 	if c := w.cur; c != nil {
 		w.cur = nil
+		if c.fw != nil {
+			c.fw.discard()
+		}
 		_ = c.out.Close()
 	}
 }
