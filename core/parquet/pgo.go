@@ -277,7 +277,7 @@ type pgoEncoder struct {
 	pageUsed     []int
 	// released is set once the encoder left openEncoders.
 	released bool
-	rgRows       int64
+	rgRows   int64
 	// blooms builds the bloom filter of each column that has one (nil
 	// otherwise); filters holds the finished ones by row group, then column.
 	// They are written after the last row group, by rewriting the footer
