@@ -883,7 +883,7 @@ func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, er
 // mergeFile joins one target file with the source and applies the clauses.
 func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (mergedFile, error) {
 	path := task.File.FilePath()
-	_, batches, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithArrowBatchSize(rewriteBatchRows)).ReadTasks(ctx, []table.FileScanTask{task})
+	_, batches, err := readTask(ctx, t, at, task, rewriteBatchRows)
 	if err != nil {
 		return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}

@@ -306,8 +306,7 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (rewrite, error) {
 	mem := memory.DefaultAllocator
 	path := task.File.FilePath()
-	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithArrowBatchSize(rewriteBatchRows))
-	schema, batches, err := sc.ReadTasks(ctx, []table.FileScanTask{task})
+	schema, batches, err := readTask(ctx, t, at, task, rewriteBatchRows)
 	if err != nil {
 		return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}

@@ -1,0 +1,274 @@
+package pqread
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	pq "github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+)
+
+// allTypes has every type the reader takes, optional and required, with a
+// low-cardinality string (dictionary-encoded) and decimals of each
+// physical width.
+func allTypes() *iceberg.Schema {
+	return iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "b", Type: iceberg.PrimitiveTypes.Bool},
+		iceberg.NestedField{ID: 3, Name: "i", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 4, Name: "f", Type: iceberg.PrimitiveTypes.Float32},
+		iceberg.NestedField{ID: 5, Name: "d", Type: iceberg.PrimitiveTypes.Float64},
+		iceberg.NestedField{ID: 6, Name: "day", Type: iceberg.PrimitiveTypes.Date},
+		iceberg.NestedField{ID: 7, Name: "t", Type: iceberg.PrimitiveTypes.Time},
+		iceberg.NestedField{ID: 8, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp},
+		iceberg.NestedField{ID: 9, Name: "tstz", Type: iceberg.PrimitiveTypes.TimestampTz},
+		iceberg.NestedField{ID: 10, Name: "cat", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 11, Name: "s", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 12, Name: "bin", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 13, Name: "fx", Type: iceberg.FixedTypeOf(5)},
+		iceberg.NestedField{ID: 14, Name: "d7", Type: iceberg.DecimalTypeOf(7, 2)},
+		iceberg.NestedField{ID: 15, Name: "d15", Type: iceberg.DecimalTypeOf(15, 2)},
+		iceberg.NestedField{ID: 16, Name: "d38", Type: iceberg.DecimalTypeOf(38, 4)},
+		iceberg.NestedField{ID: 17, Name: "lowint", Type: iceberg.PrimitiveTypes.Int64},
+	)
+}
+
+// randomBatch builds n rows of sc's Arrow form asc: about one value in
+// eight null in optional columns, negative numbers, empty strings.
+func randomBatch(t *testing.T, asc *arrow.Schema, n int, seed uint64) arrow.RecordBatch {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	defer b.Release()
+	for row := range n {
+		for i, f := range asc.Fields() {
+			fb := b.Field(i)
+			if f.Nullable && r.IntN(8) == 0 {
+				fb.AppendNull()
+				continue
+			}
+			switch fb := fb.(type) {
+			case *array.Int64Builder:
+				if f.Name == "lowint" {
+					fb.Append(int64(r.IntN(5)) - 2)
+				} else {
+					fb.Append(int64(row)*1_000_003 - r.Int64N(1<<40))
+				}
+			case *array.BooleanBuilder:
+				fb.Append(r.IntN(2) == 0)
+			case *array.Int32Builder:
+				fb.Append(r.Int32() - 1<<30)
+			case *array.Float32Builder:
+				fb.Append(r.Float32()*2e6 - 1e6)
+			case *array.Float64Builder:
+				fb.Append(r.NormFloat64() * 1e9)
+			case *array.Date32Builder:
+				fb.Append(arrow.Date32(r.IntN(40000) - 10000))
+			case *array.Time64Builder:
+				fb.Append(arrow.Time64(r.Int64N(86_400_000_000)))
+			case *array.TimestampBuilder:
+				fb.Append(arrow.Timestamp(r.Int64N(4e15) - 1e15))
+			case *array.StringBuilder:
+				if f.Name == "cat" {
+					fb.Append(fmt.Sprintf("category-%d", r.IntN(6)))
+				} else {
+					s := make([]byte, r.IntN(40))
+					for k := range s {
+						s[k] = byte('a' + r.IntN(26))
+					}
+					fb.Append(string(s))
+				}
+			case *array.BinaryBuilder:
+				v := make([]byte, r.IntN(20))
+				for k := range v {
+					v[k] = byte(r.Uint32())
+				}
+				fb.Append(v)
+			case *array.FixedSizeBinaryBuilder:
+				v := make([]byte, 5)
+				for k := range v {
+					v[k] = byte(r.Uint32())
+				}
+				fb.Append(v)
+			case *array.Decimal128Builder:
+				p := f.Type.(*arrow.Decimal128Type).Precision
+				var v decimal128.Num
+				if p <= 18 {
+					lim := int64(1)
+					for range p {
+						lim *= 10
+					}
+					v = decimal128.FromI64(r.Int64N(2*lim-1) - lim + 1)
+				} else {
+					v = decimal128.New(r.Int64N(1<<40)-1<<39, r.Uint64())
+				}
+				fb.Append(v)
+			default:
+				t.Fatalf("no generator for %s", f.Type)
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// writeFile writes recs with core/parquet's writer and returns the path
+// of the single file.
+func writeFile(t *testing.T, dir string, asc *arrow.Schema, opts pq.Options, recs []arrow.RecordBatch) string {
+	t.Helper()
+	n := 0
+	w := pq.NewWriter(context.Background(), icebergio.LocalFS{}, asc, opts, func() string {
+		n++
+		return filepath.Join(dir, fmt.Sprintf("f%d.parquet", n))
+	})
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := w.Close()
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%d files, %v", len(files), err)
+	}
+	return files[0].Path
+}
+
+// readAll reads path with pqread in batches of rows and checks every batch.
+func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, rows int) (arrow.Table, int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	rd, ok, err := Open(f, st.Size(), sc, asc)
+	if err != nil || !ok {
+		t.Fatalf("Open: ok %v, %v", ok, err)
+	}
+	var recs []arrow.RecordBatch
+	for rec, err := range rd.Batches(context.Background(), rows) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.NumRows() > int64(rows) {
+			t.Fatalf("batch of %d rows, asked for %d", rec.NumRows(), rows)
+		}
+		for i, c := range rec.Columns() {
+			if err := array.ValidateFull(c); err != nil {
+				t.Fatalf("column %d: %v", i, err)
+			}
+		}
+		recs = append(recs, rec)
+	}
+	tbl := array.NewTableFromRecords(asc, recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	return tbl, len(recs)
+}
+
+// Every value, null and type comes back as written, whatever the encoder
+// (parquet-go with dictionaries and delta encodings, arrow-go's pqarrow),
+// the page and row-group boundaries, and the batch size.
+func TestReadsBackWhatWasWritten(t *testing.T) {
+	sc := allTypes()
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for k := range 3 {
+		recs = append(recs, randomBatch(t, asc, 3000, uint64(k)))
+	}
+	want := array.NewTableFromRecords(asc, recs)
+	defer want.Release()
+	cases := []struct {
+		name string
+		opts pq.Options
+	}{
+		{"parquet-go", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 700, RowGroupBytes: 100 << 10}},
+		{"parquet-go plain", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 1000, PlainEncodings: true,
+			Dictionary: map[string]bool{"cat": false, "lowint": false}}},
+		{"parquet-go dictionaries", pq.Options{Encoder: pq.EncoderParquetGo, Dictionary: map[string]bool{
+			"id": true, "i": true, "s": true, "bin": true, "fx": true, "d7": true, "d15": true, "d38": true, "day": true, "ts": true}}},
+		{"pqarrow", pq.Options{Encoder: pq.EncoderPqarrow, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, t.TempDir(), asc, c.opts, recs)
+			for _, rows := range []int{1, 333, 4096, 1 << 20} {
+				got, batches := readAll(t, path, sc, asc, rows)
+				if got.NumRows() != want.NumRows() {
+					t.Fatalf("%d rows, want %d", got.NumRows(), want.NumRows())
+				}
+				if rows == 1 && batches != int(want.NumRows()) {
+					t.Fatalf("%d batches of one row", batches)
+				}
+				for i := range int(want.NumCols()) {
+					if !array.ChunkedEqual(got.Column(i).Data(), want.Column(i).Data()) {
+						t.Fatalf("batches of %d: column %s differs", rows, asc.Field(i).Name)
+					}
+				}
+				got.Release()
+			}
+		})
+	}
+	for _, r := range recs {
+		r.Release()
+	}
+}
+
+// Files the reader does not take are reported as such, not misread: a
+// column missing from the file (added later), a promoted type, a type it
+// does not decode.
+func TestDeclinesFilesItCannotReadExactly(t *testing.T) {
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: 2, Name: "u", Type: iceberg.PrimitiveTypes.UUID},
+	)
+	asc, _ := table.SchemaToArrowSchema(sc, nil, true, false)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+	b.Field(0).(*array.Int32Builder).Append(1)
+	b.Field(1).AppendNull()
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	path := writeFile(t, t.TempDir(), asc, pq.Options{Encoder: pq.EncoderPqarrow}, []arrow.RecordBatch{rec})
+	f, _ := os.Open(path)
+	defer f.Close()
+	st, _ := f.Stat()
+	declined := func(name string, s *iceberg.Schema) {
+		a, err := table.SchemaToArrowSchema(s, nil, true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := Open(f, st.Size(), s, a); ok || err != nil {
+			t.Errorf("%s: ok %v, %v", name, ok, err)
+		}
+	}
+	declined("uuid", sc)
+	onlyID := func(typ iceberg.Type, id int) *iceberg.Schema {
+		return iceberg.NewSchema(1, iceberg.NestedField{ID: id, Name: "id", Type: typ, Required: true})
+	}
+	declined("int promoted to long", onlyID(iceberg.PrimitiveTypes.Int64, 1))
+	declined("column added later", iceberg.NewSchema(1,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+		iceberg.NestedField{ID: 3, Name: "added", Type: iceberg.PrimitiveTypes.String}))
+	if _, ok, err := Open(f, st.Size(), onlyID(iceberg.PrimitiveTypes.Int32, 1), func() *arrow.Schema {
+		a, _ := table.SchemaToArrowSchema(onlyID(iceberg.PrimitiveTypes.Int32, 1), nil, true, false)
+		return a
+	}()); !ok || err != nil {
+		t.Errorf("the int column alone: ok %v, %v", ok, err)
+	}
+}
