@@ -38,16 +38,16 @@ import (
 type kind int
 
 const (
-	kBool    kind = iota
-	kInt32        // int, date: 4-byte values copied
-	kInt64        // long, time, timestamp: 8-byte values copied
-	kFloat32      // float
-	kFloat64      // double
-	kBytes        // string, binary: offsets and data
-	kFixed        // fixed[n]: n bytes per value
-	kDec32        // decimal stored as INT32: widened to decimal128
-	kDec64        // decimal stored as INT64
-	kDecFixed     // decimal stored as big-endian FIXED_LEN_BYTE_ARRAY
+	kBool     kind = iota
+	kInt32         // int, date: 4-byte values copied
+	kInt64         // long, time, timestamp: 8-byte values copied
+	kFloat32       // float
+	kFloat64       // double
+	kBytes         // string, binary: offsets and data
+	kFixed         // fixed[n]: n bytes per value
+	kDec32         // decimal stored as INT32: widened to decimal128
+	kDec64         // decimal stored as INT64
+	kDecFixed      // decimal stored as big-endian FIXED_LEN_BYTE_ARRAY
 )
 
 // column is one output column and where its values come from.
