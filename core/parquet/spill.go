@@ -63,7 +63,10 @@ type spillBuffer struct {
 	limit int
 	mem   *[]byte  // the first bytes (nil until the first write)
 	file  *os.File // the bytes after mem's, nil until they exist
-	size  int64    // bytes written
+	// tail gathers writes bound for file into spillTailBytes chunks: one
+	// system call per page cost 0.7 CPU-s on W3 (7 files, ~100k pages).
+	tail  *[]byte
+	size  int64 // bytes written
 	pos   int64    // read position (Seek and Read move it)
 	noTmp bool     // a temporary file could not be made: memory only
 }
@@ -81,10 +84,40 @@ func (b *spillBuffer) Write(p []byte) (int, error) {
 		b.pos = b.size
 		return len(p), nil
 	}
-	n, err := b.file.Write(p)
+	if b.tail == nil {
+		b.tail = spillTails.Get().(*[]byte)
+	}
+	if len(*b.tail)+len(p) > cap(*b.tail) {
+		if err := b.flushTail(); err != nil {
+			return 0, err
+		}
+	}
+	var n int
+	var err error
+	if len(p) >= cap(*b.tail) {
+		n, err = b.file.Write(p)
+	} else {
+		*b.tail = append(*b.tail, p...)
+		n = len(p)
+	}
 	b.size += int64(n)
 	b.pos = b.size
 	return n, err
+}
+
+// spillTailBytes is the size of the chunks written to a temporary file.
+const spillTailBytes = 256 << 10
+
+var spillTails = sync.Pool{New: func() any { b := make([]byte, 0, spillTailBytes); return &b }}
+
+// flushTail writes the gathered bytes to the file.
+func (b *spillBuffer) flushTail() error {
+	if b.tail == nil || len(*b.tail) == 0 {
+		return nil
+	}
+	_, err := b.file.Write(*b.tail)
+	*b.tail = (*b.tail)[:0]
+	return err
 }
 
 // spill opens the temporary file the bytes past limit go to; false when it
@@ -124,6 +157,9 @@ func (b *spillBuffer) inMemory() int64 {
 }
 
 func (b *spillBuffer) Read(p []byte) (int, error) {
+	if err := b.flushTail(); err != nil {
+		return 0, err
+	}
 	if b.pos >= b.size {
 		return 0, io.EOF
 	}
@@ -162,6 +198,9 @@ var spillCopy = sync.Pool{New: func() any { b := make([]byte, spillCopyBytes); r
 // WriteTo writes the bytes from the read position on to w (parquet-go
 // flushes a row group's column chunk with io.Copy).
 func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
+	if err := b.flushTail(); err != nil {
+		return 0, err
+	}
 	var total int64
 	if m := b.inMemory(); b.pos < m {
 		n, err := w.Write((*b.mem)[b.pos:])
@@ -200,6 +239,11 @@ func (b *spillBuffer) release() {
 		*b.mem = (*b.mem)[:0]
 		spillMemory.Put(b.mem)
 		b.mem = nil
+	}
+	if b.tail != nil {
+		*b.tail = (*b.tail)[:0]
+		spillTails.Put(b.tail)
+		b.tail = nil
 	}
 	b.size, b.pos = 0, 0
 }

@@ -22,11 +22,16 @@ func spillTmp(t *testing.T) string {
 // fillSpill writes pages of random sizes to a buffer that keeps limit bytes
 // in memory, and returns what it wrote.
 func fillSpill(t *testing.T, b *spillBuffer, total int) []byte {
+	return fillSpillPages(t, b, total, 3000)
+}
+
+// fillSpillPages is fillSpill with pages of up to maxPage bytes.
+func fillSpillPages(t *testing.T, b *spillBuffer, total, maxPage int) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	var want []byte
 	for len(want) < total {
-		p := make([]byte, 1+r.IntN(3000))
+		p := make([]byte, 1+r.IntN(maxPage))
 		for i := range p {
 			p[i] = byte(r.Uint32())
 		}
@@ -213,4 +218,28 @@ func TestAbortReleasesTheOpenFile(t *testing.T) {
 	if openEncoders.Load() != encoders || openSpills.Load() != files {
 		t.Fatalf("after Abort: %d encoders, %d spill files (before %d, %d)", openEncoders.Load(), openSpills.Load(), encoders, files)
 	}
+}
+
+// Writes past the limit are gathered into chunks of spillTailBytes (pages
+// as large as a chunk go straight to the file); every byte comes back.
+func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
+	spillTmp(t)
+	b := &spillBuffer{limit: 1000}
+	want := fillSpillPages(t, b, 3<<20, 400<<10)
+	if b.file == nil {
+		t.Fatal("nothing spilled")
+	}
+	st, err := b.file.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pending := int64(len(*b.tail)); st.Size()+pending+b.inMemory() != int64(len(want)) || pending >= spillTailBytes {
+		t.Fatalf("file %d + pending %d + memory %d bytes, wrote %d", st.Size(), pending, b.inMemory(), len(want))
+	}
+	b.Seek(0, io.SeekStart)
+	var out bytes.Buffer
+	if _, err := b.WriteTo(&out); err != nil || !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("WriteTo: %v, equal %v", err, bytes.Equal(out.Bytes(), want))
+	}
+	b.release()
 }
