@@ -15,22 +15,24 @@ import (
 // small one until its row groups reached that size (bench/run.py W5: 921 MB
 // at 10x the data against 739 MB at 1x).
 //
-// pageSpill keeps the first pageSpillBytes of each column chunk's pages in
-// memory and writes the rest to an unlinked temporary file (in os.TempDir,
-// so TMPDIR moves it), which is read back once when the row group is
-// flushed. The operating system's page cache usually holds those bytes until
-// they are read and the file is closed. Small files (commits of a few
-// thousand rows, one partition of many) never touch the disk. When no
-// temporary file can be made the buffer stays in memory.
-
-// pageSpillBytes is how much of one column chunk's encoded pages stays in
-// memory; tests lower it.
-var pageSpillBytes = 1 << 20
+// The encoder's page buffers (spillBuffer, from pageSpill) keep encoded
+// pages in memory while all of them together hold less than the pool's
+// budget (64 MB in the process); a buffer whose page would pass it writes
+// that page and the rest of its row group to an unlinked temporary file (in
+// os.TempDir, so TMPDIR moves it), read back once when the row group is
+// flushed. The operating system's page cache usually holds those bytes
+// until they are read and the file is closed. Small writes (commits of a
+// few thousand rows, the files a copy-on-write delete rewrites) never touch
+// the disk. When no temporary file can be made the buffer stays in memory.
 
 // spillPool is the parquet-go BufferPool of the encoder's page buffers.
-type spillPool struct{}
+type spillPool struct {
+	budget   int64        // bytes of pages all its buffers keep in memory
+	inMemory atomic.Int64 // bytes they keep now
+}
 
-var pageSpill spillPool
+// pageSpill is the encoders' pool; tests lower its budget.
+var pageSpill = &spillPool{budget: 64 << 20}
 
 // spills counts the temporary files made (tests read it); openSpills
 // those open now, at most maxOpenSpills, so that a write to many
@@ -42,47 +44,57 @@ var (
 	maxOpenSpills int64 = 256
 )
 
-func (spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{limit: pageSpillBytes} }
+func (p *spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{pool: p} }
 
-func (spillPool) PutBuffer(b io.ReadWriteSeeker) {
+func (p *spillPool) PutBuffer(b io.ReadWriteSeeker) {
 	if sb, ok := b.(*spillBuffer); ok {
 		sb.release()
 	}
 }
 
-// spillMemory recycles the in-memory parts of released buffers.
-var spillMemory = sync.Pool{New: func() any { return new([]byte) }}
+// spillChunkBytes is the size of the chunks a buffer's in-memory part is
+// made of. Fixed-size chunks keep what is counted against the budget what
+// is held: slices grown by doubling and recycled through a pool had kept
+// up to twice the budget, and more with each row group (W5 at 10x peaked
+// as high as with no budget).
+const spillChunkBytes = 64 << 10
+
+var spillChunks = sync.Pool{New: func() any { b := make([]byte, 0, spillChunkBytes); return &b }}
 
 // errSpillWrite reports a write anywhere but at the end of a buffer;
 // parquet-go only appends pages.
 var errSpillWrite = errors.New("parquet page buffer: write not at the end")
 
-// spillBuffer is an append-only byte buffer, in memory up to limit bytes
-// and in a temporary file after that.
+// spillBuffer is an append-only byte buffer, in memory while its pool has
+// room and in a temporary file after that.
 type spillBuffer struct {
-	limit int
-	mem   *[]byte  // the first bytes (nil until the first write)
-	file  *os.File // the bytes after mem's, nil until they exist
+	pool *spillPool
+	mem  []*[]byte // the first bytes, in chunks of spillChunkBytes
+	memN int64     // bytes in mem
+	file *os.File  // the bytes after mem's, nil until they exist
 	// tail gathers writes bound for file into spillTailBytes chunks: one
 	// system call per page cost 0.7 CPU-s on W3 (7 files, ~100k pages).
 	tail  *[]byte
 	size  int64 // bytes written
-	pos   int64    // read position (Seek and Read move it)
-	noTmp bool     // a temporary file could not be made: memory only
+	pos   int64 // read position (Seek and Read move it)
+	noTmp bool  // a temporary file could not be made: memory only
 }
 
 func (b *spillBuffer) Write(p []byte) (int, error) {
 	if b.pos != b.size {
 		return 0, errSpillWrite
 	}
-	if b.mem == nil {
-		b.mem = spillMemory.Get().(*[]byte)
-	}
-	if b.file == nil && (len(*b.mem)+len(p) <= b.limit || !b.spill()) {
-		*b.mem = append(*b.mem, p...)
-		b.size += int64(len(p))
-		b.pos = b.size
-		return len(p), nil
+	if b.file == nil {
+		// Room for p in the chunks already held, or in new ones that fit
+		// the budget?
+		room := int64(len(b.mem))*spillChunkBytes - b.memN
+		more := (int64(len(p)) - room + spillChunkBytes - 1) / spillChunkBytes
+		if more <= 0 || b.pool.inMemory.Load()+more*spillChunkBytes <= b.pool.budget || !b.spill() {
+			b.appendMem(p)
+			b.size += int64(len(p))
+			b.pos = b.size
+			return len(p), nil
+		}
 	}
 	if b.tail == nil {
 		b.tail = spillTails.Get().(*[]byte)
@@ -105,6 +117,21 @@ func (b *spillBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// appendMem copies p into the in-memory chunks, taking new ones as needed.
+func (b *spillBuffer) appendMem(p []byte) {
+	for len(p) > 0 {
+		if len(b.mem) == 0 || len(*b.mem[len(b.mem)-1]) == spillChunkBytes {
+			b.mem = append(b.mem, spillChunks.Get().(*[]byte))
+			b.pool.inMemory.Add(spillChunkBytes)
+		}
+		c := b.mem[len(b.mem)-1]
+		n := min(len(p), spillChunkBytes-len(*c))
+		*c = append(*c, p[:n]...)
+		p = p[n:]
+		b.memN += int64(n)
+	}
+}
+
 // spillTailBytes is the size of the chunks written to a temporary file.
 const spillTailBytes = 256 << 10
 
@@ -120,7 +147,7 @@ func (b *spillBuffer) flushTail() error {
 	return err
 }
 
-// spill opens the temporary file the bytes past limit go to; false when it
+// spill opens the temporary file the rest of the bytes go to; false when it
 // cannot, and then the buffer keeps everything in memory.
 func (b *spillBuffer) spill() bool {
 	if b.noTmp {
@@ -149,12 +176,7 @@ func (b *spillBuffer) spill() bool {
 	return true
 }
 
-func (b *spillBuffer) inMemory() int64 {
-	if b.mem == nil {
-		return 0
-	}
-	return int64(len(*b.mem))
-}
+func (b *spillBuffer) inMemory() int64 { return b.memN }
 
 func (b *spillBuffer) Read(p []byte) (int, error) {
 	if err := b.flushTail(); err != nil {
@@ -163,8 +185,9 @@ func (b *spillBuffer) Read(p []byte) (int, error) {
 	if b.pos >= b.size {
 		return 0, io.EOF
 	}
-	if m := b.inMemory(); b.pos < m {
-		n := copy(p, (*b.mem)[b.pos:])
+	if b.pos < b.memN {
+		c := *b.mem[b.pos/spillChunkBytes]
+		n := copy(p, c[b.pos%spillChunkBytes:])
 		b.pos += int64(n)
 		return n, nil
 	}
@@ -202,8 +225,9 @@ func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	var total int64
-	if m := b.inMemory(); b.pos < m {
-		n, err := w.Write((*b.mem)[b.pos:])
+	for b.pos < b.memN {
+		c := *b.mem[b.pos/spillChunkBytes]
+		n, err := w.Write(c[b.pos%spillChunkBytes:])
 		total += int64(n)
 		b.pos += int64(n)
 		if err != nil {
@@ -235,11 +259,12 @@ func (b *spillBuffer) release() {
 		b.file = nil
 		openSpills.Add(-1)
 	}
-	if b.mem != nil {
-		*b.mem = (*b.mem)[:0]
-		spillMemory.Put(b.mem)
-		b.mem = nil
+	for _, c := range b.mem {
+		*c = (*c)[:0]
+		spillChunks.Put(c)
 	}
+	b.pool.inMemory.Add(-int64(len(b.mem)) * spillChunkBytes)
+	b.mem, b.memN = nil, 0
 	if b.tail != nil {
 		*b.tail = (*b.tail)[:0]
 		spillTails.Put(b.tail)

@@ -19,7 +19,7 @@ func spillTmp(t *testing.T) string {
 	return dir
 }
 
-// fillSpill writes pages of random sizes to a buffer that keeps limit bytes
+// fillSpill writes pages of random sizes to a buffer whose pool keeps budget bytes
 // in memory, and returns what it wrote.
 func fillSpill(t *testing.T, b *spillBuffer, total int) []byte {
 	return fillSpillPages(t, b, total, 3000)
@@ -43,14 +43,15 @@ func fillSpillPages(t *testing.T, b *spillBuffer, total, maxPage int) []byte {
 	return want
 }
 
-// A buffer past its limit holds the rest in a temporary file that is
+// A buffer past its pool's budget holds the rest in a temporary file that is
 // already unlinked; reading, seeking and WriteTo give back every byte in
 // order, across the boundary; only appends are accepted; release closes it.
 func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 	dir := spillTmp(t)
-	b := &spillBuffer{limit: 10000}
-	want := fillSpill(t, b, 50000)
-	if b.file == nil || b.inMemory() > 10000 || b.inMemory() == 0 {
+	budget := int64(3 * spillChunkBytes)
+	b := (&spillPool{budget: budget}).GetBuffer().(*spillBuffer)
+	want := fillSpill(t, b, 12*spillChunkBytes)
+	if b.file == nil || b.inMemory() > budget || b.inMemory() < budget-3000 {
 		t.Fatalf("file %v, %d bytes in memory", b.file, b.inMemory())
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
@@ -66,7 +67,8 @@ func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 	if n, err := io.Copy(&out, b); err != nil || n != int64(len(want)) || !bytes.Equal(out.Bytes(), want) {
 		t.Fatalf("io.Copy gave %d bytes (%v), equal %v", n, err, bytes.Equal(out.Bytes(), want))
 	}
-	for _, at := range []int64{0, 9999, 10000, 10001, 31234, int64(len(want)) - 1} {
+	m := b.inMemory()
+	for _, at := range []int64{0, spillChunkBytes - 1, spillChunkBytes, m - 1, m, m + 1, 5*spillChunkBytes + 17, int64(len(want)) - 1} {
 		if _, err := b.Seek(at, io.SeekStart); err != nil {
 			t.Fatal(err)
 		}
@@ -92,8 +94,8 @@ func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 // Without a usable temporary directory the buffer keeps everything in memory.
 func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	b := &spillBuffer{limit: 1000}
-	want := fillSpill(t, b, 20000)
+	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
+	want := fillSpill(t, b, 5*spillChunkBytes)
 	if b.file != nil || b.inMemory() != int64(len(want)) {
 		t.Fatalf("file %v, %d of %d bytes in memory", b.file, b.inMemory(), len(want))
 	}
@@ -105,15 +107,15 @@ func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
 }
 
 // Spilling pages changes nothing in the file: with every column chunk
-// spilled after 64 bytes (several row groups, strings, decimals, bloom
+// spilled once 64 bytes are held (several row groups, strings, decimals, bloom
 // filters, nulls) the file is byte for byte the one kept in memory.
 func TestSpilledPagesGiveTheSameFile(t *testing.T) {
 	spillTmp(t)
 	sc, recs := bloomBatches(t, false, 3, 20000)
 	props := map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"}
 	_, inMemory := writeParquetGo(t, props, sc, recs)
-	defer func(n int) { pageSpillBytes = n }(pageSpillBytes)
-	pageSpillBytes = 64
+	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
+	pageSpill.budget = pageSpill.inMemory.Load() + 64
 	before := spills.Load()
 	_, spilled := writeParquetGo(t, props, sc, recs)
 	if spills.Load()-before < 2*int64(sc.NumFields()) {
@@ -138,14 +140,15 @@ func TestSpillFilesAreCapped(t *testing.T) {
 	spillTmp(t)
 	defer func(n int64) { maxOpenSpills = n }(maxOpenSpills)
 	maxOpenSpills = openSpills.Load() + 1
-	a, b := &spillBuffer{limit: 100}, &spillBuffer{limit: 100}
-	fillSpill(t, a, 1000)
-	want := fillSpill(t, b, 1000)
+	pool := &spillPool{budget: spillChunkBytes}
+	a, b := pool.GetBuffer().(*spillBuffer), pool.GetBuffer().(*spillBuffer)
+	fillSpill(t, a, 3*spillChunkBytes)
+	want := fillSpill(t, b, 3*spillChunkBytes)
 	if a.file == nil || b.file != nil || b.inMemory() != int64(len(want)) {
 		t.Fatalf("first spilled %v, second spilled %v with %d bytes in memory", a.file != nil, b.file != nil, b.inMemory())
 	}
 	a.release()
-	more := []byte("more")
+	more := bytes.Repeat([]byte("more"), spillChunkBytes)
 	if _, err := b.Write(more); err != nil || b.file == nil {
 		t.Fatalf("second did not spill once a file was free: %v", err)
 	}
@@ -195,10 +198,10 @@ func TestPagesShrinkWhenManyFilesAreOpen(t *testing.T) {
 // ones) and leaves the count of open encoders.
 func TestAbortReleasesTheOpenFile(t *testing.T) {
 	spillTmp(t)
-	defer func(n int) { pageSpillBytes = n }(pageSpillBytes)
-	pageSpillBytes = 64
+	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
+	pageSpill.budget = pageSpill.inMemory.Load() + 64
 	sc, recs := bloomBatches(t, false, 2, 20000)
-	encoders, files := openEncoders.Load(), openSpills.Load()
+	encoders, files, held := openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load()
 	w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderParquetGo, PageBytes: 4 << 10}, pathGen("mem://x"))
 	for _, rec := range recs {
 		if err := w.Write(rec); err != nil {
@@ -215,16 +218,17 @@ func TestAbortReleasesTheOpenFile(t *testing.T) {
 		t.Fatalf("while writing: %d encoders, %d spill files", openEncoders.Load(), openSpills.Load())
 	}
 	w.Abort()
-	if openEncoders.Load() != encoders || openSpills.Load() != files {
-		t.Fatalf("after Abort: %d encoders, %d spill files (before %d, %d)", openEncoders.Load(), openSpills.Load(), encoders, files)
+	if openEncoders.Load() != encoders || openSpills.Load() != files || pageSpill.inMemory.Load() != held {
+		t.Fatalf("after Abort: %d encoders, %d spill files, %d bytes in memory (before %d, %d, %d)",
+			openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load(), encoders, files, held)
 	}
 }
 
-// Writes past the limit are gathered into chunks of spillTailBytes (pages
+// Writes past the budget are gathered into chunks of spillTailBytes (pages
 // as large as a chunk go straight to the file); every byte comes back.
 func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
 	spillTmp(t)
-	b := &spillBuffer{limit: 1000}
+	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
 	want := fillSpillPages(t, b, 3<<20, 400<<10)
 	if b.file == nil {
 		t.Fatal("nothing spilled")
@@ -242,4 +246,25 @@ func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
 		t.Fatalf("WriteTo: %v, equal %v", err, bytes.Equal(out.Bytes(), want))
 	}
 	b.release()
+}
+
+// What a pool counts is what its buffers hold, in whole chunks, and all of
+// it comes back on release.
+func TestSpillPoolCountsHeldChunks(t *testing.T) {
+	spillTmp(t)
+	pool := &spillPool{budget: 4 * spillChunkBytes}
+	a, b := pool.GetBuffer().(*spillBuffer), pool.GetBuffer().(*spillBuffer)
+	fillSpill(t, a, spillChunkBytes+1)
+	if got := pool.inMemory.Load(); got != 2*spillChunkBytes {
+		t.Fatalf("%d bytes counted for %d held", got, a.inMemory())
+	}
+	fillSpill(t, b, 10*spillChunkBytes)
+	if got := pool.inMemory.Load(); got > pool.budget || b.file == nil {
+		t.Fatalf("%d bytes counted against a budget of %d; second spilled %v", got, pool.budget, b.file != nil)
+	}
+	a.release()
+	b.release()
+	if got := pool.inMemory.Load(); got != 0 {
+		t.Fatalf("%d bytes still counted", got)
+	}
 }
