@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -33,6 +34,11 @@ import (
 	pgo "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
+
+// readBufferBytes is the size of each column's reads from the file
+// (parquet-go's default is 4 KB). On object stores each ReadAt is a
+// ranged request, so small reads would mean one request per 4 KB.
+const readBufferBytes = 1 << 20
 
 // kind is how a column's values are decoded into its Arrow buffer.
 type kind int
@@ -73,7 +79,7 @@ func Open(r io.ReaderAt, size int64, sc *iceberg.Schema, asc *arrow.Schema) (rd 
 	if asc.NumFields() != len(sc.Fields()) {
 		return nil, false, nil
 	}
-	f, err := pgo.OpenFile(r, size, pgo.SkipPageIndex(true), pgo.SkipBloomFilters(true))
+	f, err := pgo.OpenFile(r, size, pgo.SkipPageIndex(true), pgo.SkipBloomFilters(true), pgo.ReadBufferSize(readBufferBytes))
 	if err != nil {
 		return nil, false, err
 	}
@@ -459,13 +465,13 @@ func (b *build) run(src *page, idx []int32, v, k int) error {
 			}
 		}
 	case kInt32:
-		return gather4(out, src.i32, idx, v, k)
+		return gather(out, src.i32, idx, v, k)
 	case kFloat32:
-		return gather4(out, asInt32(src.f32), idx, v, k)
+		return gather(out, src.f32, idx, v, k)
 	case kInt64:
-		return gather8(out, src.i64, idx, v, k)
+		return gather(out, src.i64, idx, v, k)
 	case kFloat64:
-		return gather8(out, asInt64(src.f64), idx, v, k)
+		return gather(out, src.f64, idx, v, k)
 	case kDec32, kDec64:
 		for j := range k {
 			s := v + j
@@ -585,8 +591,11 @@ func (b *build) finish() arrow.Array {
 	return array.MakeFromData(data)
 }
 
-func gather4(out []byte, src []int32, idx []int32, v, k int) error {
-	dst := arrow.Int32Traits.CastFromBytes(out)
+// gather copies src's values v..v+k (idx nil), or those idx names, into
+// out, the Arrow value buffer of the same type.
+func gather[T int32 | int64 | float32 | float64](out []byte, src []T, idx []int32, v, k int) error {
+	var zero T
+	dst := unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(out))), len(out)/int(unsafe.Sizeof(zero)))
 	if idx == nil {
 		if v+k > len(src) {
 			return errIndex
@@ -601,32 +610,6 @@ func gather4(out []byte, src []int32, idx []int32, v, k int) error {
 		dst[j] = src[s]
 	}
 	return nil
-}
-
-func gather8(out []byte, src []int64, idx []int32, v, k int) error {
-	dst := arrow.Int64Traits.CastFromBytes(out)
-	if idx == nil {
-		if v+k > len(src) {
-			return errIndex
-		}
-		copy(dst, src[v:v+k])
-		return nil
-	}
-	for j, s := range idx {
-		if uint(s) >= uint(len(src)) {
-			return errIndex
-		}
-		dst[j] = src[s]
-	}
-	return nil
-}
-
-func asInt32(f []float32) []int32 {
-	return arrow.Int32Traits.CastFromBytes(arrow.Float32Traits.CastToBytes(f))
-}
-
-func asInt64(f []float64) []int64 {
-	return arrow.Int64Traits.CastFromBytes(arrow.Float64Traits.CastToBytes(f))
 }
 
 // bigEndianToDecimal writes the big-endian two's complement integer src

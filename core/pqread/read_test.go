@@ -272,3 +272,50 @@ func TestDeclinesFilesItCannotReadExactly(t *testing.T) {
 		t.Errorf("the int column alone: ok %v, %v", ok, err)
 	}
 }
+
+// countingReader counts ReadAt calls: on object stores each is a request.
+type countingReader struct {
+	r     *os.File
+	calls int
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.calls++
+	return c.r.ReadAt(p, off)
+}
+
+// The file is read in large requests, not parquet-go's default of 4 KB:
+// a few per column chunk.
+func TestReadsInLargeRequests(t *testing.T) {
+	sc := allTypes()
+	asc, _ := table.SchemaToArrowSchema(sc, nil, true, false)
+	var recs []arrow.RecordBatch
+	for k := range 8 {
+		recs = append(recs, randomBatch(t, asc, 5000, uint64(k)))
+	}
+	path := writeFile(t, t.TempDir(), asc, pq.Options{Encoder: pq.EncoderParquetGo}, recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	st, _ := f.Stat()
+	cr := &countingReader{r: f}
+	rd, ok, err := Open(cr, st.Size(), sc, asc)
+	if err != nil || !ok {
+		t.Fatalf("Open: ok %v, %v", ok, err)
+	}
+	rows := 0
+	for rec, err := range rd.Batches(context.Background(), 4096) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows += int(rec.NumRows())
+		rec.Release()
+	}
+	chunks := len(rd.file.RowGroups()) * len(rd.cols)
+	t.Logf("%d reads for %d column chunks", cr.calls, chunks)
+	if rows != 40000 || st.Size() < 1<<20 || cr.calls > 3*chunks+4 {
+		t.Fatalf("%d rows of a %d-byte file in %d reads (%d column chunks)", rows, st.Size(), cr.calls, chunks)
+	}
+}
