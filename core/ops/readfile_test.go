@@ -1,0 +1,156 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/config"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+)
+
+// mixedBatch is n rows of many types, a null in about one value in six of
+// the nullable columns.
+func mixedBatch(n int, seed uint64) arrow.RecordBatch {
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 15, Scale: 2}, Nullable: true},
+		{Name: "big", Type: &arrow.Decimal128Type{Precision: 38, Scale: 4}, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "flag", Type: arrow.FixedWidthTypes.Boolean, Nullable: true},
+		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "small", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	}, nil)
+	r := rand.New(rand.NewPCG(seed, 3))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range n {
+		for c, f := range sc.Fields() {
+			fb := b.Field(c)
+			if f.Nullable && r.IntN(6) == 0 {
+				fb.AppendNull()
+				continue
+			}
+			switch fb := fb.(type) {
+			case *array.Int64Builder:
+				fb.Append(int64(seed)*1_000_000 + int64(i))
+			case *array.StringBuilder:
+				fb.Append(fmt.Sprintf("name-%d", r.IntN(50)))
+			case *array.Date32Builder:
+				fb.Append(arrow.Date32(19000 + r.IntN(90)))
+			case *array.TimestampBuilder:
+				fb.Append(arrow.Timestamp(r.Int64N(1 << 52)))
+			case *array.Decimal128Builder:
+				if f.Name == "amount" {
+					fb.Append(decimal128.FromI64(r.Int64N(1e12) - 5e11))
+				} else {
+					fb.Append(decimal128.New(r.Int64N(1<<40)-1<<39, r.Uint64()))
+				}
+			case *array.Float64Builder:
+				fb.Append(r.NormFloat64())
+			case *array.BooleanBuilder:
+				fb.Append(r.IntN(2) == 1)
+			case *array.BinaryBuilder:
+				fb.Append([]byte(fmt.Sprint(r.Uint32())))
+			case *array.Int32Builder:
+				fb.Append(r.Int32N(100))
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// readWith reads task with pqread (fast) or iceberg-go's scan, as a table.
+func readWith(t *testing.T, ctx context.Context, tbl *table.Table, task table.FileScanTask, fast bool) arrow.Table {
+	t.Helper()
+	defer func(was bool) { useFastReader = was }(useFastReader)
+	useFastReader = fast
+	sc, batches, err := readTask(ctx, tbl, tbl.CurrentSnapshot(), task, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for rec, err := range batches {
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec)
+	}
+	out := array.NewTableFromRecords(sc, recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	return out
+}
+
+// The fast reader gives, file by file, the schema and rows iceberg-go's
+// scan gives, on files our writer made for a partitioned table.
+func TestFastReaderMatchesIcebergScan(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := session.Open(config.Session{
+		Catalogs: map[string]map[string]string{"local": {
+			"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": "file://" + filepath.Join(dir, "wh")}},
+		Env: map[string]string{}, Home: dir,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a, b := mixedBatch(4000, 1), mixedBatch(3000, 2)
+	defer a.Release()
+	defer b.Release()
+	req := &request.Request{Op: request.OpCreate, Table: "local.db.t",
+		PartitionBy: []request.PartitionField{{Transform: "month", Column: "day"}}}
+	in, err := array.NewRecordReader(a.Schema(), []arrow.RecordBatch{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Execute(ctx, s, req, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := LoadTable(ctx, s, "local.db.t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) < 3 {
+		t.Fatalf("%d files, %v", len(tasks), err)
+	}
+	rows := int64(0)
+	for _, task := range tasks {
+		if _, _, ok := fastRead(ctx, tbl, tbl.Scan(), task, 700); !ok {
+			t.Fatalf("%s: the fast reader declined it", task.File.FilePath())
+		}
+		fast, slow := readWith(t, ctx, tbl, task, true), readWith(t, ctx, tbl, task, false)
+		if !fast.Schema().Equal(slow.Schema()) {
+			t.Fatalf("schemas differ:\n%s\n%s", fast.Schema(), slow.Schema())
+		}
+		if fast.NumRows() != slow.NumRows() || fast.NumRows() == 0 {
+			t.Fatalf("%d rows against %d", fast.NumRows(), slow.NumRows())
+		}
+		for i := range int(fast.NumCols()) {
+			if !array.ChunkedEqual(fast.Column(i).Data(), slow.Column(i).Data()) {
+				t.Fatalf("%s: column %s differs", task.File.FilePath(), fast.Schema().Field(i).Name)
+			}
+		}
+		rows += fast.NumRows()
+		fast.Release()
+		slow.Release()
+	}
+	if rows != 7000 {
+		t.Fatalf("%d rows read, wrote 7000", rows)
+	}
+}
