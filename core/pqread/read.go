@@ -21,7 +21,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"iter"
 	"unsafe"
@@ -628,9 +627,4 @@ func bigEndianToDecimal(dst, src []byte) {
 	lo := binary.BigEndian.Uint64(be[8:])
 	binary.LittleEndian.PutUint64(dst, lo)
 	binary.LittleEndian.PutUint64(dst[8:], hi)
-}
-
-// String names the reader's file shape for errors.
-func (rd *Reader) String() string {
-	return fmt.Sprintf("parquet file with %d row groups", len(rd.file.RowGroups()))
 }
