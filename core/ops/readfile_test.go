@@ -9,6 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
@@ -95,10 +96,10 @@ func readWith(t *testing.T, ctx context.Context, tbl *table.Table, task table.Fi
 	return out
 }
 
-// The fast reader gives, file by file, the schema and rows iceberg-go's
-// scan gives, on files our writer made for a partitioned table.
-func TestFastReaderMatchesIcebergScan(t *testing.T) {
-	ctx := context.Background()
+// monthTable creates a table of recs partitioned by month(day) on a
+// fresh SQLite catalog and loads it.
+func monthTable(t *testing.T, ctx context.Context, recs ...arrow.RecordBatch) *table.Table {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := session.Open(config.Session{
 		Catalogs: map[string]map[string]string{"local": {
@@ -108,13 +109,10 @@ func TestFastReaderMatchesIcebergScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	a, b := mixedBatch(4000, 1), mixedBatch(3000, 2)
-	defer a.Release()
-	defer b.Release()
+	t.Cleanup(func() { s.Close() })
 	req := &request.Request{Op: request.OpCreate, Table: "local.db.t",
 		PartitionBy: []request.PartitionField{{Transform: "month", Column: "day"}}}
-	in, err := array.NewRecordReader(a.Schema(), []arrow.RecordBatch{a, b})
+	in, err := array.NewRecordReader(recs[0].Schema(), recs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +123,24 @@ func TestFastReaderMatchesIcebergScan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tbl
+}
+
+// The fast reader gives, file by file, the schema and rows iceberg-go's
+// scan gives, on files our writer made for a partitioned table.
+func TestFastReaderMatchesIcebergScan(t *testing.T) {
+	ctx := context.Background()
+	a, b := mixedBatch(4000, 1), mixedBatch(3000, 2)
+	defer a.Release()
+	defer b.Release()
+	tbl := monthTable(t, ctx, a, b)
 	tasks, err := tbl.Scan().PlanFiles(ctx)
 	if err != nil || len(tasks) < 3 {
 		t.Fatalf("%d files, %v", len(tasks), err)
 	}
 	rows := int64(0)
 	for _, task := range tasks {
-		if _, _, ok := fastRead(ctx, tbl, tbl.Scan(), task, 700); !ok {
+		if _, _, _, ok := fastRead(ctx, tbl, tbl.Scan(), task, 700, nil); !ok {
 			t.Fatalf("%s: the fast reader declined it", task.File.FilePath())
 		}
 		fast, slow := readWith(t, ctx, tbl, task, true), readWith(t, ctx, tbl, task, false)
@@ -152,5 +161,86 @@ func TestFastReaderMatchesIcebergScan(t *testing.T) {
 	}
 	if rows != 7000 {
 		t.Fatalf("%d rows read, wrote 7000", rows)
+	}
+}
+
+// readTaskSelect on pqread's files yields just the rows its selection
+// keeps, decided from the columns it names, and says so; iceberg-go's scan
+// of the same file filtered afterwards gives the same rows.
+func TestReadTaskSelectDropsRowsWhileReading(t *testing.T) {
+	ctx := context.Background()
+	a := mixedBatch(5000, 3)
+	defer a.Release()
+	tbl := monthTable(t, ctx, a)
+	small, ok := tbl.Schema().FindFieldByName("small")
+	if !ok {
+		t.Fatal("no column small")
+	}
+	// keep rows whose small is NULL or not a multiple of 3
+	kept := func(arr *array.Int32, j int) bool { return arr.IsNull(j) || arr.Value(j)%3 != 0 }
+	rs := &rowSelect{pred: []int{small.ID}, sel: func(pred arrow.RecordBatch) ([]int32, bool, error) {
+		if pred.NumCols() != 1 {
+			t.Fatalf("predicate batch of %d columns", pred.NumCols())
+		}
+		col := pred.Column(0).(*array.Int32)
+		var keep []int32
+		for j := range col.Len() {
+			if kept(col, j) {
+				keep = append(keep, int32(j))
+			}
+		}
+		return keep, len(keep) == col.Len(), nil
+	}}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) < 3 {
+		t.Fatalf("%d files, %v", len(tasks), err)
+	}
+	var got, want int64
+	for _, task := range tasks {
+		sc, batches, selected, err := readTaskSelect(ctx, tbl, tbl.CurrentSnapshot(), task, 700, rs)
+		if err != nil || !selected {
+			t.Fatalf("selected %v, %v", selected, err)
+		}
+		var recs []arrow.RecordBatch
+		for rec, err := range batches {
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, rec)
+		}
+		fast := array.NewTableFromRecords(sc, recs)
+		for _, r := range recs {
+			r.Release()
+		}
+		slow := readWith(t, ctx, tbl, task, false)
+		mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+		col := slow.Column(slow.Schema().FieldIndices("small")[0]).Data()
+		for _, ch := range col.Chunks() {
+			for j := range ch.Len() {
+				mb.Append(kept(ch.(*array.Int32), j))
+			}
+		}
+		mask := mb.NewBooleanArray()
+		mb.Release()
+		ref, err := compute.FilterTable(ctx, slow, compute.NewDatumWithoutOwning(mask), compute.DefaultFilterOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.NumRows() != ref.NumRows() || ref.NumRows() == slow.NumRows() {
+			t.Fatalf("%d rows, want %d of %d", fast.NumRows(), ref.NumRows(), slow.NumRows())
+		}
+		for i := range int(fast.NumCols()) {
+			if !array.ChunkedEqual(fast.Column(i).Data(), ref.Column(i).Data()) {
+				t.Fatalf("%s: column %s differs", task.File.FilePath(), fast.Schema().Field(i).Name)
+			}
+		}
+		got += fast.NumRows()
+		want += ref.NumRows()
+		for _, x := range []interface{ Release() }{fast, slow, mask, ref} {
+			x.Release()
+		}
+	}
+	if got != want || got == 0 {
+		t.Fatalf("%d rows kept, want %d", got, want)
 	}
 }

@@ -306,12 +306,37 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (rewrite, error) {
 	mem := memory.DefaultAllocator
 	path := task.File.FilePath()
-	schema, batches, err := readTask(ctx, t, at, task, rewriteBatchRows)
+	// Deletes and overwrites drop the matching rows while the file is read
+	// (when pqread reads it): only the kept rows are decoded, none copied
+	// again by a filter. batchMatched is the rows the last batch dropped.
+	var (
+		rs           *rowSelect
+		batchMatched int64
+	)
+	if fl.op != request.OpUpdate {
+		rs = &rowSelect{pred: fl.filter.FieldIDs(), sel: func(pred arrow.RecordBatch) ([]int32, bool, error) {
+			keep, matched, err := fl.keepRows(ctx, pred, mem)
+			if err != nil {
+				return nil, false, stepError{fmt.Errorf("%s (in %s): %w", fl.op, path, err)}
+			}
+			batchMatched = matched
+			return keep, matched == 0, nil
+		}}
+	}
+	schema, batches, selected, err := readTaskSelect(ctx, t, at, task, rewriteBatchRows, rs)
 	if err != nil {
 		return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}
 	var matched int64
 	wr, changed, err := rewriteStream(schema, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
+		if selected {
+			matched += batchMatched
+			if rec.NumRows() == 0 {
+				return nil, batchMatched > 0, nil
+			}
+			rec.Retain()
+			return []arrow.RecordBatch{rec}, batchMatched > 0, nil
+		}
 		parts, n, err := fl.apply(ctx, rec, mem)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s (in %s): %w", fl.op, path, err)
@@ -323,6 +348,29 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 		return rewrite{}, err
 	}
 	return rewrite{matched: matched, out: wr}, nil
+}
+
+// keepRows evaluates the filter on rec (which needs only the columns the
+// filter reads) and lists the rows it does not match (false or NULL), with
+// how many it matched.
+func (fl *filtered) keepRows(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]int32, int64, error) {
+	mask, err := fl.filter.Eval(ctx, rec, mem)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer mask.Release()
+	bm, ok := mask.(*array.Boolean)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
+	}
+	n := bm.Len()
+	keep := make([]int32, 0, n)
+	for i := range n {
+		if !bm.IsValid(i) || !bm.Value(i) {
+			keep = append(keep, int32(i))
+		}
+	}
+	return keep, int64(n - len(keep)), nil
 }
 
 // apply evaluates the filter on rec and returns the rows to write back and

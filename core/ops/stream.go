@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"errors"
 	"fmt"
 	"iter"
 	"sync/atomic"
@@ -48,6 +49,10 @@ func rewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error
 		return written{}, false, e
 	}
 	for rec, rerr := range batches {
+		var se stepError
+		if errors.As(rerr, &se) {
+			return fail(se.error)
+		}
 		if rerr != nil {
 			return fail(fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, rerr))
 		}
@@ -80,6 +85,13 @@ func rewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error
 	}
 	return out, true, nil
 }
+
+// stepError is an error of the operation's own met while reading (a
+// filter evaluated as the rows are decoded), passed on as it is rather than
+// as a read error.
+type stepError struct{ error }
+
+func (e stepError) Unwrap() error { return e.error }
 
 // batchPipe feeds writeData, running in its own goroutine, batch by batch.
 type batchPipe struct {

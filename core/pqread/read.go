@@ -21,13 +21,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	pgo "github.com/parquet-go/parquet-go"
@@ -57,6 +60,7 @@ const (
 
 // column is one output column and where its values come from.
 type column struct {
+	id     int // Iceberg field ID
 	kind   kind
 	leaf   int // index of the file's leaf column
 	width  int // FIXED_LEN_BYTE_ARRAY length (kFixed, kDecFixed)
@@ -105,7 +109,7 @@ func Open(r io.ReaderAt, size int64, sc *iceberg.Schema, asc *arrow.Schema) (rd 
 		if !ok {
 			return nil, false, nil
 		}
-		c.leaf = leaf
+		c.leaf, c.id = leaf, nf.ID
 		if fields[leaf].Optional() {
 			c.maxDef = 1
 		}
@@ -197,11 +201,57 @@ func isMicros(u format.TimeUnit) bool {
 // Batches yields the file's rows in batches of at most rows rows (none
 // crosses a row group). Each batch is the caller's to release.
 func (rd *Reader) Batches(ctx context.Context, rows int) iter.Seq2[arrow.RecordBatch, error] {
+	return rd.batches(ctx, rows, nil, nil)
+}
+
+// Select picks the rows of a batch to keep, given the batch's predicate
+// columns: keep lists their positions in ascending order, or all is true
+// and every row is kept.
+type Select func(pred arrow.RecordBatch) (keep []int32, all bool, err error)
+
+// FilteredBatches is Batches with rows dropped while they are decoded, for
+// a rewrite that deletes some: it decodes the columns whose field IDs
+// pred lists, asks sel which rows to keep, and decodes only those of the
+// other columns (dictionary values are gathered for kept rows only), so a
+// dropped row is neither materialised nor copied again by a filter. A batch
+// may have no rows. pred must name columns of the schema.
+func (rd *Reader) FilteredBatches(ctx context.Context, rows int, pred []int, sel Select) (iter.Seq2[arrow.RecordBatch, error], error) {
+	var cols []int
+	for _, id := range pred {
+		i := slices.IndexFunc(rd.cols, func(c column) bool { return c.id == id })
+		if i < 0 {
+			return nil, fmt.Errorf("pqread: no column with field ID %d", id)
+		}
+		cols = append(cols, i)
+	}
+	slices.Sort(cols)
+	return rd.batches(ctx, rows, slices.Compact(cols), sel), nil
+}
+
+func (rd *Reader) batches(ctx context.Context, rows int, pred []int, sel Select) iter.Seq2[arrow.RecordBatch, error] {
+	var predSchema *arrow.Schema
+	if sel != nil {
+		fields := make([]arrow.Field, len(pred))
+		for j, i := range pred {
+			fields[j] = rd.schema.Field(i)
+		}
+		predSchema = arrow.NewSchema(fields, nil)
+	}
 	return func(yield func(arrow.RecordBatch, error) bool) {
+		arrs := make([]arrow.Array, len(rd.cols))
+		releaseArrs := func() {
+			for i, a := range arrs {
+				if a != nil {
+					a.Release()
+					arrs[i] = nil
+				}
+			}
+		}
 		for _, rg := range rd.file.RowGroups() {
 			chunks := rg.ColumnChunks()
 			cursors := make([]*cursor, len(rd.cols))
 			closeAll := func() {
+				releaseArrs()
 				for _, c := range cursors {
 					if c != nil {
 						c.close()
@@ -218,25 +268,15 @@ func (rd *Reader) Batches(ctx context.Context, rows int) iter.Seq2[arrow.RecordB
 					return
 				}
 				n := int(min(left, int64(rows)))
-				arrs := make([]arrow.Array, len(cursors))
-				for i, c := range cursors {
-					a, err := c.next(n)
-					if err != nil {
-						for _, done := range arrs[:i] {
-							done.Release()
-						}
-						closeAll()
-						yield(nil, err)
-						return
-					}
-					arrs[i] = a
-				}
-				rec := array.NewRecordBatch(rd.schema, arrs, int64(n))
-				for _, a := range arrs {
-					a.Release()
+				out, err := rd.batch(ctx, cursors, arrs, n, pred, predSchema, sel)
+				releaseArrs()
+				if err != nil {
+					closeAll()
+					yield(nil, err)
+					return
 				}
 				left -= int64(n)
-				if !yield(rec, nil) {
+				if !yield(out, nil) {
 					closeAll()
 					return
 				}
@@ -244,6 +284,56 @@ func (rd *Reader) Batches(ctx context.Context, rows int) iter.Seq2[arrow.RecordB
 			closeAll()
 		}
 	}
+}
+
+// batch decodes the next n rows of every cursor into arrs (the caller
+// releases them) and returns them as a record batch: all of them, or with
+// sel those it keeps.
+func (rd *Reader) batch(ctx context.Context, cursors []*cursor, arrs []arrow.Array, n int, pred []int, predSchema *arrow.Schema, sel Select) (arrow.RecordBatch, error) {
+	var keep []int32
+	filtered := false
+	if sel != nil {
+		parts := make([]arrow.Array, len(pred))
+		for j, i := range pred {
+			a, err := cursors[i].next(n, nil, false)
+			if err != nil {
+				return nil, err
+			}
+			arrs[i], parts[j] = a, a
+		}
+		p := array.NewRecordBatch(predSchema, parts, int64(n))
+		k, all, err := sel(p)
+		p.Release()
+		if err != nil {
+			return nil, err
+		}
+		if !all {
+			keep, filtered = k, true
+			for _, i := range pred {
+				a, err := selectRows(ctx, arrs[i], keep)
+				if err != nil {
+					return nil, err
+				}
+				arrs[i].Release()
+				arrs[i] = a
+			}
+		}
+	}
+	for i, c := range cursors {
+		if arrs[i] != nil {
+			continue
+		}
+		a, err := c.next(n, keep, filtered)
+		if err != nil {
+			return nil, err
+		}
+		arrs[i] = a
+	}
+	rows := n
+	if filtered {
+		rows = len(keep)
+	}
+	return array.NewRecordBatch(rd.schema, arrs, int64(rows)), nil
 }
 
 // errShort reports a column chunk with fewer values than its row group.
@@ -263,6 +353,8 @@ type cursor struct {
 	dict  pgo.Dictionary
 	dvals page // the dictionary's values, decoded once per dictionary
 	vals  page
+	// scratch holds the value positions of kept rows
+	scratch []int32
 }
 
 // page is one page's (or dictionary's) stored values in the form of its kind.
@@ -342,48 +434,145 @@ func (c *cursor) decode(pg pgo.Page) page {
 	}
 }
 
-// next decodes the column's next n rows into an Arrow array.
-func (c *cursor) next(n int) (arrow.Array, error) {
-	b := newBuild(c.col, n)
-	for b.len < n {
+// next decodes the column's next n rows into an Arrow array: all of them,
+// or when filtered only the rows keep lists (positions among the n, in
+// ascending order).
+func (c *cursor) next(n int, keep []int32, filtered bool) (arrow.Array, error) {
+	size := n
+	if filtered {
+		size = len(keep)
+	}
+	b := newBuild(c.col, size)
+	for pos := 0; pos < n; {
 		if c.page == nil || c.at == c.rows {
 			if err := c.load(); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		k := min(n-b.len, c.rows-c.at)
-		src, idx := &c.vals, []int32(nil)
+		k := min(n-pos, c.rows-c.at)
+		src := &c.vals
 		if c.idx != nil {
 			src = &c.dvals
 		}
-		if c.defs == nil {
-			if c.idx != nil {
-				idx = c.idx[c.vat : c.vat+k]
+		var err error
+		if filtered {
+			// the kept rows among pos..pos+k
+			end := len(keep)
+			if end > 0 && int(keep[end-1]) >= pos+k {
+				end, _ = slices.BinarySearch(keep, int32(pos+k))
 			}
-			if err := b.run(src, idx, c.vat, k); err != nil {
-				return nil, err
-			}
-			c.vat += k
+			err = c.runKept(b, src, keep[:end], pos, k)
+			keep = keep[end:]
 		} else {
-			for _, d := range c.defs[c.at : c.at+k] {
-				if d != c.col.maxDef {
-					b.null()
-					continue
-				}
-				v := c.vat
-				if c.idx != nil {
-					idx = c.idx[v : v+1]
-				}
-				if err := b.run(src, idx, v, 1); err != nil {
-					return nil, err
-				}
-				c.vat++
-			}
+			err = c.runAll(b, src, k)
+		}
+		if err != nil {
+			return nil, err
 		}
 		c.at += k
+		pos += k
 	}
 	return b.finish(), nil
+}
+
+// runAll appends the page's next k rows to b.
+func (c *cursor) runAll(b *build, src *page, k int) error {
+	if c.defs == nil {
+		if c.idx != nil && c.vat+k > len(c.idx) {
+			return errIndex
+		}
+		var idx []int32
+		if c.idx != nil {
+			idx = c.idx[c.vat : c.vat+k]
+		}
+		c.vat += k
+		return b.run(src, idx, c.vat-k, k)
+	}
+	var idx []int32
+	for _, d := range c.defs[c.at : c.at+k] {
+		if d != c.col.maxDef {
+			b.null()
+			continue
+		}
+		v := c.vat
+		if c.idx != nil {
+			if v >= len(c.idx) {
+				return errIndex
+			}
+			idx = c.idx[v : v+1]
+		}
+		if err := b.run(src, idx, v, 1); err != nil {
+			return err
+		}
+		c.vat++
+	}
+	return nil
+}
+
+// runKept appends those of the page's next k rows that kept lists (batch
+// positions, the first of the k rows being batch row pos) to b.
+func (c *cursor) runKept(b *build, src *page, kept []int32, pos, k int) error {
+	if c.defs == nil {
+		// Without nulls, row pos+j is stored value c.vat+j.
+		if c.idx != nil && c.vat+k > len(c.idx) {
+			return errIndex
+		}
+		idx := c.scratch[:0]
+		base := int32(c.vat - pos)
+		if c.idx != nil {
+			for _, r := range kept {
+				idx = append(idx, c.idx[base+r])
+			}
+		} else {
+			for _, r := range kept {
+				idx = append(idx, base+r)
+			}
+		}
+		c.scratch = idx
+		c.vat += k
+		if len(idx) == 0 {
+			return nil
+		}
+		return b.run(src, idx, 0, len(idx))
+	}
+	var idx []int32
+	for j, d := range c.defs[c.at : c.at+k] {
+		keepIt := len(kept) > 0 && int(kept[0]) == pos+j
+		if keepIt {
+			kept = kept[1:]
+		}
+		if d != c.col.maxDef {
+			if keepIt {
+				b.null()
+			}
+			continue
+		}
+		v := c.vat
+		c.vat++
+		if !keepIt {
+			continue
+		}
+		if c.idx != nil {
+			if v >= len(c.idx) {
+				return errIndex
+			}
+			idx = c.idx[v : v+1]
+		}
+		if err := b.run(src, idx, v, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selectRows returns the rows of arr that keep lists (for the few
+// predicate columns, decoded whole before the selection was known).
+func selectRows(ctx context.Context, arr arrow.Array, keep []int32) (arrow.Array, error) {
+	idx := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(keep),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(keep))}, nil, 0, 0))
+	defer idx.Release()
+	return compute.TakeArray(ctx, arr, idx)
 }
 
 // build is an Arrow array being filled.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -317,5 +318,136 @@ func TestReadsInLargeRequests(t *testing.T) {
 	t.Logf("%d reads for %d column chunks", cr.calls, chunks)
 	if rows != 40000 || st.Size() < 1<<20 || cr.calls > 3*chunks+4 {
 		t.Fatalf("%d rows of a %d-byte file in %d reads (%d column chunks)", rows, st.Size(), cr.calls, chunks)
+	}
+}
+
+// FilteredBatches gives exactly the rows its Select keeps, in order, with
+// every value, null and type as written: for every encoder, batch size
+// and selection (none kept, all kept by flag, every row listed, sparse,
+// runs), whatever the page and dictionary boundaries.
+func TestFilteredBatchesGiveTheKeptRows(t *testing.T) {
+	sc := allTypes()
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for k := range 3 {
+		recs = append(recs, randomBatch(t, asc, 3000, uint64(10+k)))
+	}
+	want := array.NewTableFromRecords(asc, recs)
+	defer want.Release()
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	cases := []struct {
+		name string
+		opts pq.Options
+	}{
+		{"parquet-go", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 700, RowGroupBytes: 100 << 10}},
+		{"parquet-go dictionaries", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 900, Dictionary: map[string]bool{
+			"id": true, "i": true, "s": true, "bin": true, "fx": true, "d7": true, "d15": true, "d38": true, "day": true, "b": true}}},
+		{"pqarrow", pq.Options{Encoder: pq.EncoderPqarrow, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
+	}
+	for _, c := range cases {
+		path := writeFile(t, t.TempDir(), asc, c.opts, recs)
+		for _, rows := range []int{1, 333, 4096} {
+			t.Run(fmt.Sprintf("%s/%d", c.name, rows), func(t *testing.T) {
+				f, err := os.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				st, _ := f.Stat()
+				rd, ok, err := Open(f, st.Size(), sc, asc)
+				if err != nil || !ok {
+					t.Fatalf("Open: ok %v, %v", ok, err)
+				}
+				kept := map[int64]bool{}
+				batch := 0
+				sel := func(pred arrow.RecordBatch) ([]int32, bool, error) {
+					if pred.NumCols() != 2 || pred.Schema().Field(0).Name != "id" || pred.Schema().Field(1).Name != "lowint" {
+						t.Fatalf("predicate columns %v", pred.Schema())
+					}
+					ids := pred.Column(0).(*array.Int64)
+					low := pred.Column(1).(*array.Int64)
+					batch++
+					var keep []int32
+					all := batch%7 == 3
+					for j := range ids.Len() {
+						var in bool
+						switch {
+						case all:
+							in = true
+						case batch%5 == 1:
+							in = false // none kept
+						case batch%5 == 2:
+							in = true // every row listed
+						case batch%5 == 3:
+							in = (j/50)%2 == 0 // runs
+						default:
+							in = ids.Value(j)%3 != 0 && !(low.IsValid(j) && low.Value(j) == 1)
+						}
+						if in {
+							kept[ids.Value(j)] = true
+							keep = append(keep, int32(j))
+						}
+					}
+					return keep, all, nil
+				}
+				batches, err := rd.FilteredBatches(context.Background(), rows, []int{17, 1, 17}, sel)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []arrow.RecordBatch
+				for rec, err := range batches {
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, c := range rec.Columns() {
+						if c.Len() != int(rec.NumRows()) {
+							t.Fatalf("column %d has %d rows, the batch %d", i, c.Len(), rec.NumRows())
+						}
+						if err := array.ValidateFull(c); err != nil {
+							t.Fatalf("column %d: %v", i, err)
+						}
+					}
+					got = append(got, rec)
+				}
+				gt := array.NewTableFromRecords(asc, got)
+				defer gt.Release()
+				for _, r := range got {
+					r.Release()
+				}
+				// The reference: want's rows whose id was kept, by arrow's filter.
+				mb := array.NewBooleanBuilder(memory.DefaultAllocator)
+				defer mb.Release()
+				ids := 0
+				for _, ch := range want.Column(0).Data().Chunks() {
+					for j := range ch.Len() {
+						mb.Append(kept[ch.(*array.Int64).Value(j)])
+						ids++
+					}
+				}
+				mask := mb.NewBooleanArray()
+				defer mask.Release()
+				ref, err := compute.FilterTable(context.Background(), want, compute.NewDatumWithoutOwning(mask), compute.DefaultFilterOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				refT := ref
+				defer refT.Release()
+				if len(kept) == 0 || len(kept) == ids || gt.NumRows() != refT.NumRows() {
+					t.Fatalf("%d rows, want %d (kept %d of %d)", gt.NumRows(), refT.NumRows(), len(kept), ids)
+				}
+				for i := range int(want.NumCols()) {
+					if !array.ChunkedEqual(gt.Column(i).Data(), refT.Column(i).Data()) {
+						t.Fatalf("column %s differs", asc.Field(i).Name)
+					}
+				}
+			})
+		}
 	}
 }
