@@ -170,3 +170,24 @@ func BenchmarkWriteLineitemBloom(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWriteOneSmallFile writes the first 80k lineitem-like rows as one
+// batch through one Writer, as an overwrite of one month does: the file's
+// columns are spread over the cores, and how evenly they are shared decides
+// the time.
+func BenchmarkWriteOneSmallFile(b *testing.B) {
+	sc, recs := lineitemBatches(b)
+	const rows = 80_000
+	rec := recs[0].NewSlice(0, rows)
+	defer rec.Release()
+	for b.Loop() {
+		w := NewWriter(b.Context(), &discardFS{}, sc, Options{Codec: "zstd"}, pathGen("one"))
+		if err := w.Write(rec); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

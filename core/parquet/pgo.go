@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -435,8 +436,11 @@ var spreadColumns = true
 // eachColumn runs fn on every column, spread over the cores no other
 // encoder is using: a lone file (an overwrite of one partition, a small
 // table) encodes on every core, while writers that already keep every
-// core busy encode their columns in turn without extra goroutines.
-func (e *pgoEncoder) eachColumn(rows int, fn func(i int, sc *encodeScratch) error) error {
+// core busy encode their columns in turn without extra goroutines. Spread
+// columns are taken largest first by cost (longest job first), so that no
+// core is left alone with a large column at the end: in schema order,
+// lineitem's l_comment came last and one core encoded it alone.
+func (e *pgoEncoder) eachColumn(rows int, cost func(i int) int64, fn func(i int, sc *encodeScratch) error) error {
 	busy := int(encodersBusy.Add(1))
 	defer encodersBusy.Add(-1)
 	helpers := 0
@@ -454,6 +458,12 @@ func (e *pgoEncoder) eachColumn(rows int, fn func(i int, sc *encodeScratch) erro
 		}
 		return nil
 	}
+	order := make([]int, len(e.cols))
+	costs := make([]int64, len(e.cols))
+	for i := range order {
+		order[i], costs[i] = i, cost(i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
 	var next atomic.Int32
 	failed := make([]error, helpers+1)
 	work := func(k int) {
@@ -463,11 +473,11 @@ func (e *pgoEncoder) eachColumn(rows int, fn func(i int, sc *encodeScratch) erro
 			}
 		}()
 		for {
-			i := int(next.Add(1)) - 1
-			if i >= len(e.cols) || failed[k] != nil {
+			j := int(next.Add(1)) - 1
+			if j >= len(order) || failed[k] != nil {
 				return
 			}
-			failed[k] = fn(i, &e.scratch[k])
+			failed[k] = fn(order[j], &e.scratch[k])
 		}
 	}
 	var wg sync.WaitGroup
@@ -492,7 +502,7 @@ func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
 		}
 	}
-	err := e.eachColumn(n, func(i int, sc *encodeScratch) error {
+	err := e.eachColumn(n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *encodeScratch) error {
 		return e.writeColumn(i, rec.Column(i), n, sc)
 	})
 	if err != nil {
@@ -692,7 +702,7 @@ func setLevels(vals []pgo.Value, arr arrow.Array, off int) {
 func (e *pgoEncoder) newRowGroup() error {
 	// The last page of each column is encoded and compressed here, on the
 	// cores other encoders leave free; parquet-go then writes the chunks.
-	err := e.eachColumn(int(e.rgRows), func(i int, _ *encodeScratch) error {
+	err := e.eachColumn(int(e.rgRows), func(i int) int64 { return int64(e.pageUsed[i]) }, func(i int, _ *encodeScratch) error {
 		if err := e.cws[i].Flush(); err != nil {
 			return withIO(err)
 		}
