@@ -45,6 +45,12 @@ type filtered struct {
 	// rewrites caches the rewrite of each data file by path, so a retry
 	// that plans again does not read a file twice.
 	rewrites map[string]rewrite
+	// planned caches the scan tasks planned for each snapshot: the commit
+	// plans again the snapshot it started from (delete, update), or the
+	// head, which is that snapshot unless another writer committed; each
+	// planning decodes the snapshot's manifests (about 8 ms for 84
+	// lineitem files, on the commit's serial path).
+	planned map[int64][]table.FileScanTask
 }
 
 // rewrite is what became of one data file the filter may match.
@@ -231,10 +237,17 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 	if at == nil {
 		return c, nil
 	}
-	sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
-	tasks, err := sc.PlanFiles(ctx)
-	if err != nil {
-		return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
+	tasks, ok := fl.planned[at.SnapshotID]
+	if !ok {
+		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
+		var err error
+		if tasks, err = sc.PlanFiles(ctx); err != nil {
+			return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
+		}
+		if fl.planned == nil {
+			fl.planned = map[int64][]table.FileScanTask{}
+		}
+		fl.planned[at.SnapshotID] = tasks
 	}
 	seen := map[string]bool{}
 	var todo []table.FileScanTask

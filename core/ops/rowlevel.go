@@ -103,7 +103,7 @@ func deletesOnlyFor(ctx context.Context, t *table.Table, head *table.Snapshot, f
 		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
 	}
 	var out []iceberg.DataFile
-	err = liveFiles(fs, head, func(df iceberg.DataFile) error {
+	err = liveFiles(fs, head, iceberg.ManifestContentDeletes, func(df iceberg.DataFile) error {
 		if df.ContentType() != iceberg.EntryContentPosDeletes {
 			return nil
 		}
@@ -214,9 +214,11 @@ func (w *writer) commitChange(ctx context.Context, p *plan, planFn func(t *table
 	return committed, err == nil, err
 }
 
-// liveFiles calls fn for every live file of snapshot sn (data and delete
-// files), with the spec it was written under.
-func liveFiles(fs icebergio.IO, sn *table.Snapshot, fn func(df iceberg.DataFile) error) error {
+// liveFiles calls fn for every live file of snapshot sn in its manifests
+// of content (data files, or delete files). Only those manifests are read:
+// decoding one costs milliseconds (about 8 ms for 84 lineitem files), and
+// a commit's path reads several.
+func liveFiles(fs icebergio.IO, sn *table.Snapshot, content iceberg.ManifestContent, fn func(df iceberg.DataFile) error) error {
 	if sn == nil {
 		return nil
 	}
@@ -225,6 +227,9 @@ func liveFiles(fs icebergio.IO, sn *table.Snapshot, fn func(df iceberg.DataFile)
 		return fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
 	}
 	for _, m := range manifests {
+		if m.ManifestContent() != content {
+			continue
+		}
 		entries, err := m.FetchEntries(fs, true)
 		if err != nil {
 			return fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
@@ -344,7 +349,7 @@ func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, s
 				return change{}, err
 			}
 			c := change{add: wr, force: table.OpOverwrite, props: map[string]string{"replace-partitions": "true"}}
-			err = liveFiles(fs, w.head(t.Metadata()), func(df iceberg.DataFile) error {
+			err = liveFiles(fs, w.head(t.Metadata()), iceberg.ManifestContentData, func(df iceberg.DataFile) error {
 				if df.ContentType() == iceberg.EntryContentData && inScope(df) {
 					c.remove = append(c.remove, df)
 				}
