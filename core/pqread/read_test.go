@@ -205,28 +205,38 @@ func TestReadsBackWhatWasWritten(t *testing.T) {
 			"id": true, "i": true, "s": true, "bin": true, "fx": true, "d7": true, "d15": true, "d38": true, "day": true, "ts": true}}},
 		{"pqarrow", pq.Options{Encoder: pq.EncoderPqarrow, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
 	}
+	defer func(was int64) { wholeFileBytes = was }(wholeFileBytes)
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			path := writeFile(t, t.TempDir(), asc, c.opts, recs)
-			for _, rows := range []int{1, 333, 4096, 1 << 20} {
-				got, batches := readAll(t, path, sc, asc, rows)
-				if got.NumRows() != want.NumRows() {
-					t.Fatalf("%d rows, want %d", got.NumRows(), want.NumRows())
-				}
-				if rows == 1 && batches != int(want.NumRows()) {
-					t.Fatalf("%d batches of one row", batches)
-				}
-				for i := range int(want.NumCols()) {
-					if !array.ChunkedEqual(got.Column(i).Data(), want.Column(i).Data()) {
-						t.Fatalf("batches of %d: column %s differs", rows, asc.Field(i).Name)
-					}
-				}
-				got.Release()
-			}
-		})
+		for _, whole := range []int64{0, 32 << 20} {
+			t.Run(fmt.Sprintf("%s/whole=%d", c.name, whole), func(t *testing.T) {
+				wholeFileBytes = whole
+				readsBack(t, c.opts, recs, want, sc, asc)
+			})
+		}
 	}
 	for _, r := range recs {
 		r.Release()
+	}
+}
+
+// readsBack writes recs with opts and reads them back whole in batches of
+// several sizes, comparing with want.
+func readsBack(t *testing.T, opts pq.Options, recs []arrow.RecordBatch, want arrow.Table, sc *iceberg.Schema, asc *arrow.Schema) {
+	path := writeFile(t, t.TempDir(), asc, opts, recs)
+	for _, rows := range []int{1, 333, 4096, 1 << 20} {
+		got, batches := readAll(t, path, sc, asc, rows)
+		if got.NumRows() != want.NumRows() {
+			t.Fatalf("%d rows, want %d", got.NumRows(), want.NumRows())
+		}
+		if rows == 1 && batches != int(want.NumRows()) {
+			t.Fatalf("%d batches of one row", batches)
+		}
+		for i := range int(want.NumCols()) {
+			if !array.ChunkedEqual(got.Column(i).Data(), want.Column(i).Data()) {
+				t.Fatalf("batches of %d: column %s differs", rows, asc.Field(i).Name)
+			}
+		}
+		got.Release()
 	}
 }
 
@@ -286,7 +296,7 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // The file is read in large requests, not parquet-go's default of 4 KB:
-// a few per column chunk.
+// a few per column chunk, or a small file in one.
 func TestReadsInLargeRequests(t *testing.T) {
 	sc := allTypes()
 	asc, _ := table.SchemaToArrowSchema(sc, nil, true, false)
@@ -301,23 +311,31 @@ func TestReadsInLargeRequests(t *testing.T) {
 	f, _ := os.Open(path)
 	defer f.Close()
 	st, _ := f.Stat()
-	cr := &countingReader{r: f}
-	rd, ok, err := Open(cr, st.Size(), sc, asc)
-	if err != nil || !ok {
-		t.Fatalf("Open: ok %v, %v", ok, err)
-	}
-	rows := 0
-	for rec, err := range rd.Batches(context.Background(), 4096) {
-		if err != nil {
-			t.Fatal(err)
+	defer func(was int64) { wholeFileBytes = was }(wholeFileBytes)
+	for _, whole := range []int64{0, 32 << 20} {
+		wholeFileBytes = whole
+		cr := &countingReader{r: f}
+		rd, ok, err := Open(cr, st.Size(), sc, asc)
+		if err != nil || !ok {
+			t.Fatalf("Open: ok %v, %v", ok, err)
 		}
-		rows += int(rec.NumRows())
-		rec.Release()
-	}
-	chunks := len(rd.file.RowGroups()) * len(rd.cols)
-	t.Logf("%d reads for %d column chunks", cr.calls, chunks)
-	if rows != 40000 || st.Size() < 1<<20 || cr.calls > 3*chunks+4 {
-		t.Fatalf("%d rows of a %d-byte file in %d reads (%d column chunks)", rows, st.Size(), cr.calls, chunks)
+		rows := 0
+		for rec, err := range rd.Batches(context.Background(), 4096) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows += int(rec.NumRows())
+			rec.Release()
+		}
+		chunks := len(rd.file.RowGroups()) * len(rd.cols)
+		t.Logf("whole up to %d bytes: %d reads for %d column chunks", whole, cr.calls, chunks)
+		limit := 3*chunks + 4
+		if whole > 0 {
+			limit = 1 // one read of the whole file
+		}
+		if rows != 40000 || st.Size() < 1<<20 || cr.calls > limit {
+			t.Fatalf("%d rows of a %d-byte file in %d reads (%d column chunks)", rows, st.Size(), cr.calls, chunks)
+		}
 	}
 }
 
