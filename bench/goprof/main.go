@@ -32,6 +32,7 @@ func main() {
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("heapprofile", "", "write a heap profile here, -heapafter into the write")
 	heapAfter := flag.Duration("heapafter", 20*time.Second, "when to take the heap profile")
+	allocs := flag.String("allocprofile", "", "write heap profiles here (.base, before the write, and the file itself after it): go tool pprof -sample_index=alloc_space -diff_base <f>.base <f> shows what the write allocated")
 	flag.Parse()
 
 	f, err := file.OpenParquetFile(*in, false)
@@ -73,11 +74,26 @@ func main() {
 			hf.Close()
 		}()
 	}
+	writeHeap := func(path string) {
+		hf, err := os.Create(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		runtime.GC() // the profile holds what the last collection published
+		pprof.Lookup("allocs").WriteTo(hf, 0)
+		hf.Close()
+	}
+	if *allocs != "" {
+		writeHeap(*allocs + ".base")
+	}
 	var input array.RecordReader = array.NewTableReader(tbl, 128<<10)
 	start := time.Now()
 	res, err := ops.Execute(context.Background(), s, req, input, nil)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *allocs != "" {
+		writeHeap(*allocs)
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
