@@ -176,11 +176,11 @@ func (d *distributor) routeHeld() error {
 		defer all.Release()
 		sample = all
 	}
-	noDict, err := d.p.decideDictionary(d.opts, sample)
+	noDict, raw, err := d.p.decideDictionary(d.opts, sample)
 	if err != nil {
 		return err
 	}
-	d.opts.NoDictionary = noDict
+	d.opts.NoDictionary, d.opts.Incompressible = noDict, raw
 	d.undecided = noDict == nil // each file decides on its own first rows
 	for _, h := range held {
 		if err := d.route(h); err != nil {

@@ -65,9 +65,11 @@ type plan struct {
 	// The dictionary decision is made once per operation (from its first
 	// partitioned batch) and shared by every file it writes: rewrites
 	// write many files and the decision costs a pass over a sample.
+	// So is the choice of columns stored uncompressed (incompressible).
 	dictMu   sync.Mutex
 	dictDone bool
 	noDict   []string
+	raw      []string
 	dictErr  error
 }
 
@@ -92,23 +94,24 @@ func (p *plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []ta
 	return nb, ups, []table.Requirement{table.AssertCurrentSchemaID(p.evolution.from)}, nil
 }
 
-// decideDictionary returns the columns written without a dictionary,
-// deciding on the operation's first sample.
-func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) ([]string, error) {
+// decideDictionary returns the columns written without a dictionary and
+// those stored uncompressed, deciding on the operation's first sample;
+// both nil when the sample is too small to judge.
+func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) (noDict, raw []string, err error) {
 	p.dictMu.Lock()
 	defer p.dictMu.Unlock()
 	if p.dictDone {
-		return p.noDict, p.dictErr
+		return p.noDict, p.raw, p.dictErr
 	}
 	if sample.NumRows() < dictSampleRows {
 		// Too few rows to judge cardinality: undecided (nil), so a later,
 		// larger batch decides rather than this one latching "dictionary
 		// everywhere".
-		return nil, nil
+		return nil, nil, nil
 	}
 	d, err := o.DecideDictionary(sample)
-	p.noDict, p.dictErr, p.dictDone = d.NoDictionary, err, true
-	return p.noDict, p.dictErr
+	p.noDict, p.raw, p.dictErr, p.dictDone = d.NoDictionary, d.Incompressible, err, true
+	return p.noDict, p.raw, p.dictErr
 }
 
 // dictionaryDecided reports whether the operation's dictionary decision

@@ -42,6 +42,14 @@ const (
 	// that predate those encodings (Iceberg's vectorized Spark reader
 	// before 1.10 and 1.11). Only the parquet-go encoder uses them.
 	PropDeltaEncodings = "pyiceberg-go.parquet.delta-encodings"
+	// PropSkipIncompressible (ours, default true) stores uncompressed the
+	// column chunks of delta-encoded integer columns whose values the codec
+	// shrinks by less than 2%, judged on a sample of each file's (or
+	// partitioned write's) first rows: bit-packed random keys, prices and
+	// dates gain nothing from zstd, which still spends its time trying.
+	// false compresses every column chunk with the codec. Only the
+	// parquet-go encoder does this.
+	PropSkipIncompressible = "pyiceberg-go.parquet.skip-incompressible"
 )
 
 // Defaults, equal to Iceberg Java's.
@@ -111,6 +119,12 @@ type Options struct {
 	// PlainEncodings writes columns without a dictionary PLAIN instead of
 	// with the delta encodings (PropDeltaEncodings=false).
 	PlainEncodings bool
+	// CompressAll compresses every column chunk with the codec
+	// (PropSkipIncompressible=false). Otherwise Incompressible, when not
+	// nil, names the columns stored uncompressed, decided like NoDictionary
+	// (nil: each file decides on its first rows).
+	CompressAll    bool
+	Incompressible []string
 	// Encoder picks the Parquet encoder: "auto" (or empty) uses parquet-go
 	// for schemas of only top-level primitive columns and arrow-go's pqarrow
 	// otherwise; "pqarrow" and "parquet-go" force one (parquet-go accepts
@@ -118,8 +132,8 @@ type Options struct {
 	Encoder string
 }
 
-// DecideDictionary returns o with NoDictionary decided from sample, a batch
-// of the whole input.
+// DecideDictionary returns o with NoDictionary and Incompressible decided
+// from sample, a batch of the whole input.
 func (o Options) DecideDictionary(sample arrow.RecordBatch) (Options, error) {
 	r, err := o.resolve()
 	if err != nil {
@@ -131,6 +145,7 @@ func (o Options) DecideDictionary(sample arrow.RecordBatch) (Options, error) {
 	if o.NoDictionary == nil {
 		o.NoDictionary = []string{}
 	}
+	o.Incompressible = incompressibleColumns(s, r)
 	return o, nil
 }
 
@@ -199,6 +214,13 @@ func OptionsFromProperties(props map[string]string) (Options, error) {
 			return Options{}, err
 		}
 		o.PlainEncodings = !on
+	}
+	if v, ok := props[PropSkipIncompressible]; ok {
+		on, err := parseBool(PropSkipIncompressible, v)
+		if err != nil {
+			return Options{}, err
+		}
+		o.CompressAll = !on
 	}
 	if err := o.columnProperties(props); err != nil {
 		return Options{}, err

@@ -200,7 +200,7 @@ func (f *namedField) Name() string { return f.name }
 // Value is only used when writing Go structs, which this package never does.
 func (f *namedField) Value(reflect.Value) reflect.Value { return reflect.Value{} }
 
-func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool, plain bool) *orderedGroup {
+func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict, raw map[string]bool, plain bool) *orderedGroup {
 	g := &orderedGroup{Group: pgo.Group{}}
 	for i, f := range sc.Fields() {
 		n := cols[i].node
@@ -216,6 +216,10 @@ func newOrderedGroup(sc *arrow.Schema, cols []flatColumn, noDict map[string]bool
 			// docs/decisions.md). Byte arrays get parquet-go's default,
 			// DELTA_LENGTH_BYTE_ARRAY.
 			n = pgo.Encoded(n, &pgo.DeltaBinaryPacked)
+			if raw[f.Name] {
+				// The codec would not shrink them (incompressibleColumns).
+				n = pgo.Compressed(n, &pgo.Uncompressed)
+			}
 		}
 		g.Group[f.Name] = n
 		g.fields = append(g.fields, &namedField{Node: n, name: f.Name})
@@ -324,12 +328,15 @@ func pgoPageBytes(r resolved, ncols int) int {
 	return int(max(4<<10, min(r.PageBytes, limit)))
 }
 
-func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict []string, bloom map[int]BloomFilter) (*pgoEncoder, error) {
-	nd := map[string]bool{}
+func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict, raw []string, bloom map[int]BloomFilter) (*pgoEncoder, error) {
+	nd, rw := map[string]bool{}, map[string]bool{}
 	for _, n := range noDict {
 		nd[n] = true
 	}
-	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd, r.PlainEncodings))
+	for _, n := range raw {
+		rw[n] = true
+	}
+	schema := pgo.NewSchema("schema", newOrderedGroup(sc, cols, nd, rw, r.PlainEncodings))
 	decBounds := map[int]*decimalBound{}
 	strBounds := make([]*byteBounds, len(cols))
 	opts := []pgo.WriterOption{schema}

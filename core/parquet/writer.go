@@ -478,10 +478,15 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 		return fmt.Errorf("parquet writer: creating %s: %w: %w", path, errs.ErrIO, err)
 	}
 	w.paths = append(w.paths, path)
-	noDict := w.opts.NoDictionary
-	if noDict == nil {
+	noDict, raw := w.opts.NoDictionary, w.opts.Incompressible
+	if noDict == nil || raw == nil {
 		sample := rec.NewSlice(off, min(rec.NumRows(), off+dictSampleMax))
-		noDict = noDictionaryColumns(sample, w.opts)
+		if noDict == nil {
+			noDict = noDictionaryColumns(sample, w.opts)
+		}
+		if raw == nil {
+			raw = incompressibleColumns(sample, w.opts)
+		}
 		sample.Release()
 	}
 	noDict = w.plan.noDictionary(noDict)
@@ -491,7 +496,7 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
 	if w.flat != nil {
-		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict, w.plan.bloom)
+		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)
 		}
