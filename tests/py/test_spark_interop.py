@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import random
 from pathlib import Path
 from typing import Any
 
@@ -223,9 +224,12 @@ def test_missing_prerequisites_are_named(tmp_path: Path, monkeypatch: pytest.Mon
 
 def wide_values(n: int) -> pa.Table:
     """High-cardinality flat columns (so no dictionary: integers are written DELTA_BINARY_PACKED and
-    strings DELTA_LENGTH_BYTE_ARRAY), with a null in every column on every 11th row."""
+    strings DELTA_LENGTH_BYTE_ARRAY), with a null in every column on every 11th row. `rnd` holds
+    random 40-bit keys, which zstd cannot shrink: their chunks are stored uncompressed."""
     base = dt.datetime(2020, 1, 1, tzinfo=UTC)
+    rng = random.Random(7)
     values: dict[str, tuple[pa.DataType, list[Any]]] = {
+        "rnd": (pa.int64(), [rng.getrandbits(40) for _ in range(n)]),
         "i": (pa.int32(), [(i * 7919) % 1_000_003 - 500_000 for i in range(n)]),
         "day": (pa.date32(), [dt.date(1900, 1, 1) + dt.timedelta(days=(i * 37) % 60_000) for i in range(n)]),
         "price": (pa.decimal128(15, 2), [decimal.Decimal((i * 104_729) % 9_999_991 - 4_000_000) / 100 for i in range(n)]),
@@ -246,15 +250,21 @@ def test_spark_reads_delta_encoded_columns(spark: Any, spark_catalog: str, pyice
     ig.writeTo(data, "local.db.wide").tableProperty("pyiceberg-go.parquet.delta-encodings", delta).create()
     tbl = pyiceberg_catalog.load_table("db.wide")
     encodings: dict[str, set[str]] = {}
+    codecs: dict[str, set[str]] = {}
     for task in tbl.scan().plan_files():
         md = pq.ParquetFile(task.file.file_path.removeprefix("file://")).metadata
         for rg in range(md.num_row_groups):
             for c in range(md.num_columns):
                 col = md.row_group(rg).column(c)
                 encodings.setdefault(col.path_in_schema, set()).update(col.encodings)
+                codecs.setdefault(col.path_in_schema, set()).add(col.compression)
     delta_int = {"DELTA_BINARY_PACKED"} if delta == "true" else set()
     delta_str = {"DELTA_LENGTH_BYTE_ARRAY"} if delta == "true" else set()
-    for name in ("id", "i", "day", "price", "ts"):
+    # Delta-packed random keys are stored uncompressed (skip-incompressible), so readers meet
+    # uncompressed and zstd chunks in one file; PLAIN columns keep the codec.
+    assert codecs["rnd"] == ({"UNCOMPRESSED"} if delta == "true" else {"ZSTD"}), codecs
+    assert codecs["s"] == {"ZSTD"} and codecs["id"] == {"ZSTD"}, codecs
+    for name in ("id", "i", "day", "price", "ts", "rnd"):
         assert encodings[name] & {"DELTA_BINARY_PACKED", "PLAIN_DICTIONARY", "RLE_DICTIONARY"} == delta_int, (name, encodings[name])
     assert encodings["s"] & {"DELTA_LENGTH_BYTE_ARRAY", "PLAIN_DICTIONARY", "RLE_DICTIONARY"} == delta_str, encodings["s"]
 
