@@ -363,19 +363,29 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 	return rewrite{matched: matched, out: wr}, nil
 }
 
+// mask evaluates the filter on rec: true, false or NULL for each row.
+func (fl *filtered) mask(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (*array.Boolean, error) {
+	mask, err := fl.filter.Eval(ctx, rec, mem)
+	if err != nil {
+		return nil, err
+	}
+	bm, ok := mask.(*array.Boolean)
+	if !ok {
+		mask.Release()
+		return nil, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
+	}
+	return bm, nil
+}
+
 // keepRows evaluates the filter on rec (which needs only the columns the
 // filter reads) and lists the rows it does not match (false or NULL), with
 // how many it matched.
 func (fl *filtered) keepRows(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]int32, int64, error) {
-	mask, err := fl.filter.Eval(ctx, rec, mem)
+	bm, err := fl.mask(ctx, rec, mem)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer mask.Release()
-	bm, ok := mask.(*array.Boolean)
-	if !ok {
-		return nil, 0, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
-	}
+	defer bm.Release()
 	n := bm.Len()
 	keep := make([]int32, 0, n)
 	for i := range n {
@@ -389,15 +399,11 @@ func (fl *filtered) keepRows(ctx context.Context, rec arrow.RecordBatch, mem mem
 // apply evaluates the filter on rec and returns the rows to write back and
 // how many rows matched.
 func (fl *filtered) apply(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
-	mask, err := fl.filter.Eval(ctx, rec, mem)
+	bm, err := fl.mask(ctx, rec, mem)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer mask.Release()
-	bm, ok := mask.(*array.Boolean)
-	if !ok {
-		return nil, 0, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
-	}
+	defer bm.Release()
 	isTrue, matched := truthMask(bm, mem)
 	defer isTrue.Release()
 	if matched == 0 {

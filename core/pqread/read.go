@@ -507,25 +507,29 @@ func (c *cursor) runAll(b *build, src *page, k int) error {
 		c.vat += k
 		return b.run(src, idx, c.vat-k, k)
 	}
-	var idx []int32
 	for _, d := range c.defs[c.at : c.at+k] {
 		if d != c.col.maxDef {
 			b.null()
 			continue
 		}
-		v := c.vat
-		if c.idx != nil {
-			if v >= len(c.idx) {
-				return errIndex
-			}
-			idx = c.idx[v : v+1]
-		}
-		if err := b.run(src, idx, v, 1); err != nil {
+		if err := c.runOne(b, src, c.vat); err != nil {
 			return err
 		}
 		c.vat++
 	}
 	return nil
+}
+
+// runOne appends the page's stored value v to b.
+func (c *cursor) runOne(b *build, src *page, v int) error {
+	var idx []int32
+	if c.idx != nil {
+		if v >= len(c.idx) {
+			return errIndex
+		}
+		idx = c.idx[v : v+1]
+	}
+	return b.run(src, idx, v, 1)
 }
 
 // runKept appends those of the page's next k rows that kept lists (batch
@@ -554,7 +558,6 @@ func (c *cursor) runKept(b *build, src *page, kept []int32, pos, k int) error {
 		}
 		return b.run(src, idx, 0, len(idx))
 	}
-	var idx []int32
 	for j, d := range c.defs[c.at : c.at+k] {
 		keepIt := len(kept) > 0 && int(kept[0]) == pos+j
 		if keepIt {
@@ -566,20 +569,12 @@ func (c *cursor) runKept(b *build, src *page, kept []int32, pos, k int) error {
 			}
 			continue
 		}
-		v := c.vat
-		c.vat++
-		if !keepIt {
-			continue
-		}
-		if c.idx != nil {
-			if v >= len(c.idx) {
-				return errIndex
+		if keepIt {
+			if err := c.runOne(b, src, c.vat); err != nil {
+				return err
 			}
-			idx = c.idx[v : v+1]
 		}
-		if err := b.run(src, idx, v, 1); err != nil {
-			return err
-		}
+		c.vat++
 	}
 	return nil
 }
