@@ -144,19 +144,26 @@ func writeFile(t *testing.T, dir string, asc *arrow.Schema, opts pq.Options, rec
 	return files[0].Path
 }
 
-// readAll reads path with pqread in batches of rows and checks every batch.
-func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, rows int) (arrow.Table, int) {
+// openPath opens the file at path with pqread (closed when the test ends).
+func openPath(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema) *Reader {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	st, _ := f.Stat()
 	rd, ok, err := Open(f, st.Size(), sc, asc)
 	if err != nil || !ok {
 		t.Fatalf("Open: ok %v, %v", ok, err)
 	}
+	return rd
+}
+
+// readAll reads path with pqread in batches of rows and checks every batch.
+func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, rows int) (arrow.Table, int) {
+	t.Helper()
+	rd := openPath(t, path, sc, asc)
 	var recs []arrow.RecordBatch
 	for rec, err := range rd.Batches(context.Background(), rows) {
 		if err != nil {
@@ -373,16 +380,7 @@ func TestFilteredBatchesGiveTheKeptRows(t *testing.T) {
 		path := writeFile(t, t.TempDir(), asc, c.opts, recs)
 		for _, rows := range []int{1, 333, 4096} {
 			t.Run(fmt.Sprintf("%s/%d", c.name, rows), func(t *testing.T) {
-				f, err := os.Open(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				st, _ := f.Stat()
-				rd, ok, err := Open(f, st.Size(), sc, asc)
-				if err != nil || !ok {
-					t.Fatalf("Open: ok %v, %v", ok, err)
-				}
+				rd := openPath(t, path, sc, asc)
 				kept := map[int64]bool{}
 				batch := 0
 				sel := func(pred arrow.RecordBatch) ([]int32, bool, error) {
