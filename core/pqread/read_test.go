@@ -45,6 +45,22 @@ func allTypes() *iceberg.Schema {
 	)
 }
 
+// allTypesBatches is allTypes with three random batches of 3,000 rows
+// (seeds first, first+1, first+2).
+func allTypesBatches(t *testing.T, first uint64) (*iceberg.Schema, *arrow.Schema, []arrow.RecordBatch) {
+	t.Helper()
+	sc := allTypes()
+	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for k := range uint64(3) {
+		recs = append(recs, randomBatch(t, asc, 3000, first+k))
+	}
+	return sc, asc, recs
+}
+
 // randomBatch builds n rows of sc's Arrow form asc: about one value in
 // eight null in optional columns, negative numbers, empty strings.
 func randomBatch(t *testing.T, asc *arrow.Schema, n int, seed uint64) arrow.RecordBatch {
@@ -190,15 +206,7 @@ func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, r
 // (parquet-go with dictionaries and delta encodings, arrow-go's pqarrow),
 // the page and row-group boundaries, and the batch size.
 func TestReadsBackWhatWasWritten(t *testing.T) {
-	sc := allTypes()
-	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []arrow.RecordBatch
-	for k := range 3 {
-		recs = append(recs, randomBatch(t, asc, 3000, uint64(k)))
-	}
+	sc, asc, recs := allTypesBatches(t, 0)
 	want := array.NewTableFromRecords(asc, recs)
 	defer want.Release()
 	cases := []struct {
@@ -351,15 +359,7 @@ func TestReadsInLargeRequests(t *testing.T) {
 // and selection (none kept, all kept by flag, every row listed, sparse,
 // runs), whatever the page and dictionary boundaries.
 func TestFilteredBatchesGiveTheKeptRows(t *testing.T) {
-	sc := allTypes()
-	asc, err := table.SchemaToArrowSchema(sc, nil, true, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []arrow.RecordBatch
-	for k := range 3 {
-		recs = append(recs, randomBatch(t, asc, 3000, uint64(10+k)))
-	}
+	sc, asc, recs := allTypesBatches(t, 10)
 	want := array.NewTableFromRecords(asc, recs)
 	defer want.Release()
 	defer func() {
