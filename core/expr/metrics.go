@@ -68,6 +68,74 @@ func (e *Expr) MatchesAll(f iceberg.DataFile, spec iceberg.PartitionSpec) (out b
 	return !b.f && !b.n
 }
 
+// Residual returns e simplified for the rows of one data file (spec is the
+// file's partition spec): each boolean part whose outcome the file's
+// metadata settles for every row (TRUE, or FALSE) becomes that constant,
+// and AND, OR and NOT fold around it. On every row of the file the result
+// gives what e gives (TRUE, FALSE or NULL), and it may read fewer columns:
+// `month IN (...) AND qty > 25` is `qty > 25` in a file whose partition
+// value is in the list. e itself is returned when nothing simplifies.
+func (e *Expr) Residual(f iceberg.DataFile, spec iceberg.PartitionSpec) (out *Expr) {
+	if !e.IsPredicate() || f.Count() == 0 {
+		return e
+	}
+	defer func() {
+		if recover() != nil {
+			out = e
+		}
+	}()
+	j := &fileJudge{f: f, spec: spec, part: f.Partition()}
+	root := j.residual(e.root)
+	if root == e.root {
+		return e
+	}
+	r := *e
+	r.root = root
+	return &r
+}
+
+// residual is Residual over the boolean node n.
+func (j *fileJudge) residual(n *bnode) *bnode {
+	if n.op == opLit {
+		return n
+	}
+	switch b := j.boolOf(n); {
+	case b.t && !b.f && !b.n:
+		return lit(value{b: true}, tBool, n.pos)
+	case b.f && !b.t && !b.n:
+		return lit(value{b: false}, tBool, n.pos)
+	}
+	switch n.op {
+	case opAnd, opOr:
+		a, b := j.residual(n.kids[0]), j.residual(n.kids[1])
+		// TRUE AND x = x, FALSE AND x = FALSE; FALSE OR x = x, TRUE OR x = TRUE
+		unit := n.op == opAnd
+		for _, x := range [2][2]*bnode{{a, b}, {b, a}} {
+			if boolLit(x[0], unit) {
+				return x[1]
+			}
+		}
+		if a == n.kids[0] && b == n.kids[1] {
+			return n
+		}
+		c := *n
+		c.kids = []*bnode{a, b}
+		return &c
+	case opNot:
+		if a := j.residual(n.kids[0]); a != n.kids[0] {
+			c := *n
+			c.kids = []*bnode{a}
+			return &c
+		}
+	}
+	return n
+}
+
+// boolLit reports whether n is the non-null boolean literal v.
+func boolLit(n *bnode, v bool) bool {
+	return n.op == opLit && !n.val.null && kindOf(n.typ) == kBool && n.val.b == v
+}
+
 func exactVal(v value) absVal {
 	if v.null {
 		return absVal{mayNull: true, allNull: true}

@@ -301,7 +301,7 @@ func testMetricsSoundness(t *testing.T, seed int64) {
 	sc := testSchema()
 	spec := levelSpec()
 	g := gen{r: r}
-	pruned, whole, judged := 0, 0, 0
+	pruned, whole, judged, simplified := 0, 0, 0, 0
 	for round := 0; round < 60; round++ {
 		all := randRows(r, 8, round%4 == 0)
 		var files [][]row
@@ -343,6 +343,18 @@ func testMetricsSoundness(t *testing.T, seed int64) {
 					allTrue = allTrue && v == true
 				}
 				might, every := e.MightMatch(dfs[fi], spec), e.MatchesAll(dfs[fi], spec)
+				// the residual gives every row the outcome e gives it
+				res := e.Residual(dfs[fi], spec)
+				if res != e {
+					simplified++
+					rgot, err := truth(t, res, sc, rows)
+					if err != nil {
+						t.Fatalf("%s: residual %s fails where e does not: %v", e, res, err)
+					}
+					if fmt.Sprint(rgot) != fmt.Sprint(got) {
+						t.Fatalf("%s: residual %s gives %v, e gives %v on rows %v (level %v)", e, res, rgot, got, rows, levels[fi])
+					}
+				}
 				if anyTrue && !might {
 					t.Fatalf("%s: MightMatch false but rows %v give %v (level %v)", e, rows, got, levels[fi])
 				}
@@ -358,9 +370,9 @@ func testMetricsSoundness(t *testing.T, seed int64) {
 			}
 		}
 	}
-	t.Logf("%d judgements: %d files pruned, %d matched whole", judged, pruned, whole)
-	if pruned < judged/20 || whole < judged/50 {
-		t.Errorf("metrics decide too little: %d pruned, %d whole of %d", pruned, whole, judged)
+	t.Logf("%d judgements: %d files pruned, %d matched whole, %d residuals simpler", judged, pruned, whole, simplified)
+	if pruned < judged/20 || whole < judged/50 || simplified < judged/50 {
+		t.Errorf("metrics decide too little: %d pruned, %d whole, %d simplified of %d", pruned, whole, simplified, judged)
 	}
 }
 
@@ -445,5 +457,57 @@ func TestMetricsObviousCases(t *testing.T) {
 	e, _ = Compile("id > 100", sc)
 	if !e.MightMatch(bare, spec) || e.MatchesAll(bare, spec) {
 		t.Error("a file without metrics must be undecided")
+	}
+}
+
+func TestResidualDropsSettledParts(t *testing.T) {
+	sc := testSchema()
+	spec := levelSpec()
+	rows := []row{
+		{"id": int64(10), "i": int32(1), "s": "abc", "level": "INFO"},
+		{"id": int64(50), "i": int32(3), "s": "abd", "level": "INFO"},
+	}
+	f := fileOf(t, rand.New(rand.NewSource(1)), sc, spec, rows, "INFO", false)
+	cases := []struct{ src, want string }{
+		// the partition value settles the IN: only i is read
+		{"level IN ('INFO', 'WARN') AND i > 2", "i > 2"},
+		{"i > 2 AND level = 'INFO'", "i > 2"},
+		{"level = 'WARN' OR i > 2", "i > 2"},
+		{"NOT (level = 'INFO' AND i > 2)", "NOT (i > 2)"},
+		// bounds settle a part too: every id is >= 10
+		{"(id >= 10 AND i > 2) OR (s LIKE 'x%' AND i < 0)", "i > 2"},
+		// nothing settled: the same expression
+		{"i > 2 OR s = 'abd'", "i > 2 OR s = 'abd'"},
+	}
+	for _, c := range cases {
+		e, err := Compile(c.src, sc)
+		if err != nil {
+			t.Fatalf("%s: %v", c.src, err)
+		}
+		want, err := Compile(c.want, sc)
+		if err != nil {
+			t.Fatalf("%s: %v", c.want, err)
+		}
+		res := e.Residual(f, spec)
+		if res.String() != want.String() {
+			t.Errorf("%s: residual %s, want %s", c.src, res, want)
+		}
+		if fmt.Sprint(res.FieldIDs()) != fmt.Sprint(want.FieldIDs()) {
+			t.Errorf("%s: residual reads %v, want %v", c.src, res.FieldIDs(), want.FieldIDs())
+		}
+		got, err := truth(t, e, sc, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rgot, err := truth(t, res, sc, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(rgot) {
+			t.Errorf("%s: residual gives %v, e gives %v", c.src, rgot, got)
+		}
+		if c.src == c.want && res != e {
+			t.Errorf("%s: nothing simplifies, yet a new expression came back", c.src)
+		}
 	}
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 )
@@ -250,6 +251,7 @@ func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *tabl
 		return nil, err
 	}
 	mem := memory.DefaultAllocator
+	f := fl.residual(t, df)
 	var (
 		pos     uint64
 		updated []arrow.RecordBatch
@@ -260,7 +262,7 @@ func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *tabl
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, df.FilePath(), err)
 		}
-		n, err := fl.markBatch(ctx, rec, pos, tg, mem, &updated)
+		n, err := fl.markBatch(ctx, f, rec, pos, tg, mem, &updated)
 		schema = rec.Schema()
 		rec.Release()
 		if err != nil {
@@ -308,19 +310,16 @@ func openTarget(ctx context.Context, fs icebergio.IO, t *table.Table, at *table.
 	return tg, batches, nil
 }
 
-// markBatch adds the positions of rec's live rows that the filter matches
-// to tg.matched (rec starts at position first); for update it appends
-// their updated values to updated. Returns rec's row count.
-func (fl *filtered) markBatch(ctx context.Context, rec arrow.RecordBatch, first uint64, tg *morTarget, mem memory.Allocator, updated *[]arrow.RecordBatch) (int64, error) {
-	mask, err := fl.filter.Eval(ctx, rec, mem)
+// markBatch adds the positions of rec's live rows that filter f (the
+// operation's filter or its residual for the file) matches to tg.matched
+// (rec starts at position first); for update it appends their updated
+// values to updated. Returns rec's row count.
+func (fl *filtered) markBatch(ctx context.Context, f *expr.Expr, rec arrow.RecordBatch, first uint64, tg *morTarget, mem memory.Allocator, updated *[]arrow.RecordBatch) (int64, error) {
+	bm, err := mask(ctx, f, rec, mem)
 	if err != nil {
 		return 0, err
 	}
-	defer mask.Release()
-	bm, ok := mask.(*array.Boolean)
-	if !ok {
-		return 0, fmt.Errorf("%w: filter gave %s, not boolean", errs.ErrValidation, mask.DataType())
-	}
+	defer bm.Release()
 	n := rec.NumRows()
 	hits := make([]bool, n)
 	any := false

@@ -319,6 +319,9 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (rewrite, error) {
 	mem := memory.DefaultAllocator
 	path := task.File.FilePath()
+	// The filter with what the file's partition values and bounds settle
+	// taken out: fewer columns decoded and evaluated per row.
+	f := fl.residual(t, task.File)
 	// Deletes and overwrites drop the matching rows while the file is read
 	// (when pqread reads it): only the kept rows are decoded, none copied
 	// again by a filter. batchMatched is the rows the last batch dropped.
@@ -327,8 +330,8 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 		batchMatched int64
 	)
 	if fl.op != request.OpUpdate {
-		rs = &rowSelect{pred: fl.filter.FieldIDs(), sel: func(pred arrow.RecordBatch) ([]int32, bool, error) {
-			keep, matched, err := fl.keepRows(ctx, pred, mem)
+		rs = &rowSelect{pred: f.FieldIDs(), sel: func(pred arrow.RecordBatch) ([]int32, bool, error) {
+			keep, matched, err := keepRows(ctx, f, pred, mem)
 			if err != nil {
 				return nil, false, stepError{fmt.Errorf("%s (in %s): %w", fl.op, path, err)}
 			}
@@ -350,7 +353,7 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 			rec.Retain()
 			return []arrow.RecordBatch{rec}, batchMatched > 0, nil
 		}
-		parts, n, err := fl.apply(ctx, rec, mem)
+		parts, n, err := fl.apply(ctx, f, rec, mem)
 		if err != nil {
 			return nil, false, fmt.Errorf("%s (in %s): %w", fl.op, path, err)
 		}
@@ -363,9 +366,23 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 	return rewrite{matched: matched, out: wr}, nil
 }
 
-// mask evaluates the filter on rec: true, false or NULL for each row.
-func (fl *filtered) mask(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) (*array.Boolean, error) {
-	mask, err := fl.filter.Eval(ctx, rec, mem)
+// residual is the filter simplified for the rows of data file df of t.
+func (fl *filtered) residual(t *table.Table, df iceberg.DataFile) *expr.Expr {
+	spec := t.Metadata().PartitionSpecByID(int(df.SpecID()))
+	if spec == nil {
+		return fl.filter
+	}
+	r := fl.filter.Residual(df, *spec)
+	if len(r.FieldIDs()) == 0 && len(fl.filter.FieldIDs()) > 0 {
+		// a row selection decodes at least one column of each row
+		return fl.filter
+	}
+	return r
+}
+
+// mask evaluates filter f on rec: true, false or NULL for each row.
+func mask(ctx context.Context, f *expr.Expr, rec arrow.RecordBatch, mem memory.Allocator) (*array.Boolean, error) {
+	mask, err := f.Eval(ctx, rec, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -377,11 +394,11 @@ func (fl *filtered) mask(ctx context.Context, rec arrow.RecordBatch, mem memory.
 	return bm, nil
 }
 
-// keepRows evaluates the filter on rec (which needs only the columns the
-// filter reads) and lists the rows it does not match (false or NULL), with
-// how many it matched.
-func (fl *filtered) keepRows(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]int32, int64, error) {
-	bm, err := fl.mask(ctx, rec, mem)
+// keepRows evaluates filter f on rec (which needs only the columns f
+// reads) and lists the rows it does not match (false or NULL), with how
+// many it matched.
+func keepRows(ctx context.Context, f *expr.Expr, rec arrow.RecordBatch, mem memory.Allocator) ([]int32, int64, error) {
+	bm, err := mask(ctx, f, rec, mem)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -396,10 +413,11 @@ func (fl *filtered) keepRows(ctx context.Context, rec arrow.RecordBatch, mem mem
 	return keep, int64(n - len(keep)), nil
 }
 
-// apply evaluates the filter on rec and returns the rows to write back and
-// how many rows matched.
-func (fl *filtered) apply(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
-	bm, err := fl.mask(ctx, rec, mem)
+// apply evaluates filter f (the operation's filter or its residual for
+// rec's file) on rec and returns the rows to write back and how many rows
+// matched.
+func (fl *filtered) apply(ctx context.Context, f *expr.Expr, rec arrow.RecordBatch, mem memory.Allocator) ([]arrow.RecordBatch, int64, error) {
+	bm, err := mask(ctx, f, rec, mem)
 	if err != nil {
 		return nil, 0, err
 	}
