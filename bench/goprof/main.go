@@ -1,5 +1,11 @@
 // Command goprof profiles the core's write path on a Parquet input without
 // Python in the way: go run ./bench/goprof -in lineitem.parquet -part month:l_shipdate
+//
+// With -work it runs an operation on the table local.bench.lineitem of an
+// existing SQLite catalog (bench/dml.py's scratch copy) instead, D1 or D2:
+//
+//	go run ./bench/goprof -work bench/.data/work/dml-sf1 -op overwritePartitions -in bench/.data/dml-sf1/d1-input.parquet
+//	go run ./bench/goprof -work bench/.data/work/dml-sf1 -op delete -filter "<d2_condition of setup.json>"
 package main
 
 import (
@@ -11,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"time"
 
@@ -33,20 +40,17 @@ func main() {
 	heap := flag.String("heapprofile", "", "write a heap profile here, -heapafter into the write")
 	heapAfter := flag.Duration("heapafter", 20*time.Second, "when to take the heap profile")
 	allocs := flag.String("allocprofile", "", "write heap profiles here (.base, before the write, and the file itself after it): go tool pprof -sample_index=alloc_space -diff_base <f>.base <f> shows what the write allocated")
+	work := flag.String("work", "", "run -op on local.bench.lineitem of the SQLite catalog in this directory")
+	op := flag.String("op", request.OpAppend, "the operation with -work")
+	filter := flag.String("filter", "", "the filter of -op delete, update or overwrite")
+	traceOut := flag.String("trace", "", "write an execution trace of the operation here")
 	flag.Parse()
+	if *work != "" {
+		runOn(*work, *op, *filter, *in, *cpu, *traceOut)
+		return
+	}
 
-	f, err := file.OpenParquetFile(*in, false)
-	if err != nil {
-		log.Fatal(err)
-	}
-	rdr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: 128 << 10}, memory.DefaultAllocator)
-	if err != nil {
-		log.Fatal(err)
-	}
-	tbl, err := rdr.ReadTable(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
+	tbl := readTable(*in)
 	fmt.Println("rows", tbl.NumRows())
 
 	dir, _ := os.MkdirTemp("", "goprof")
@@ -99,4 +103,60 @@ func main() {
 	runtime.ReadMemStats(&ms)
 	fmt.Printf("%.2fs %+v heap-sys %d MB total-alloc %d MB\n", time.Since(start).Seconds(), res.(*ops.Result).Metrics, ms.HeapSys>>20, ms.TotalAlloc>>20)
 	_ = arrow.PrimitiveTypes
+}
+
+// readTable reads a Parquet file into memory.
+func readTable(path string) arrow.Table {
+	f, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rdr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{BatchSize: 128 << 10}, memory.DefaultAllocator)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tbl, err := rdr.ReadTable(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	return tbl
+}
+
+// runOn runs op on the benchmark table of the catalog in dir, profiled or
+// traced, as bench/dml.py's child does: the catalog is opened first.
+func runOn(dir, op, filter, in, cpu, traceOut string) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := session.Open(config.Session{Catalogs: map[string]map[string]string{"local": {
+		"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "catalog.db"), "warehouse": "file://" + filepath.Join(dir, "wh")}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	const ident = "local.bench.lineitem"
+	if _, err := ops.Execute(ctx, s, &request.Request{Op: request.OpSnapshots, Table: ident}, nil, nil); err != nil {
+		log.Fatal(err)
+	}
+	var input array.RecordReader
+	if in != "" {
+		input = array.NewTableReader(readTable(in), 128<<10)
+	}
+	if cpu != "" {
+		pf, _ := os.Create(cpu)
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
+	if traceOut != "" {
+		tf, _ := os.Create(traceOut)
+		trace.Start(tf)
+		defer trace.Stop()
+	}
+	start := time.Now()
+	res, err := ops.Execute(ctx, s, &request.Request{Op: op, Table: ident, Filter: filter}, input, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%s %.3fs %+v\n", op, time.Since(start).Seconds(), res.(*ops.Result).Metrics)
 }

@@ -42,6 +42,9 @@ type writer struct {
 	start time.Time
 	// target is the branch written and how (refs.go).
 	target target
+	// manifests caches decoded manifests for the commit (manifests.go);
+	// nil when nothing was prefetched.
+	manifests *manifestCache
 }
 
 // plan is the table shape the data is written against.
@@ -215,6 +218,13 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		return w.runMerge(ctx, p, existing)
 	}
 
+	if op == request.OpOverwritePartitions && existing != nil {
+		// The commit reads the head's data files to find those replaced:
+		// decode them while the data is written.
+		if fs, err := w.fileIO(ctx, p); err == nil {
+			w.manifests = prefetchManifests(ctx, fs, w.head(existing.Metadata()))
+		}
+	}
 	wr, err := w.writeData(ctx, p, w.input)
 	if err != nil {
 		return nil, err
