@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -92,10 +93,12 @@ func main() {
 	}
 	var input array.RecordReader = array.NewTableReader(tbl, 128<<10)
 	start := time.Now()
+	u0 := usage()
 	res, err := ops.Execute(context.Background(), s, req, input, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println(usage().since(u0))
 	if *allocs != "" {
 		writeHeap(*allocs)
 	}
@@ -154,9 +157,26 @@ func runOn(dir, op, filter, in, cpu, traceOut string) {
 		defer trace.Stop()
 	}
 	start := time.Now()
+	u0 := usage()
 	res, err := ops.Execute(ctx, s, &request.Request{Op: op, Table: ident, Filter: filter}, input, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
+	fmt.Println(usage().since(u0))
 	fmt.Printf("%s %.3fs %+v\n", op, time.Since(start).Seconds(), res.(*ops.Result).Metrics)
+}
+
+// rusage is the process's CPU time and page faults so far.
+type rusage syscall.Rusage
+
+func usage() rusage {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return rusage(u)
+}
+
+// since formats the user and system CPU and the page faults between u0 and u.
+func (u rusage) since(u0 rusage) string {
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return fmt.Sprintf("user %.2fs sys %.2fs minor faults %d", sec(u.Utime)-sec(u0.Utime), sec(u.Stime)-sec(u0.Stime), u.Minflt-u0.Minflt)
 }
