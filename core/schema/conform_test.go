@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -693,4 +696,105 @@ func TestConformSlicedStructWithMissingFieldAndEmptyLists(t *testing.T) {
 	if got := jsonOf(t, out.Column(0)); got != `[{"a":2,"b":null},null,{"a":4,"b":null}]` {
 		t.Errorf("got %s", got)
 	}
+}
+
+// String and binary views become offset arrays equal to arrow-go's cast,
+// over many data blocks, nulls, inline and long values, slices, and both
+// offset widths.
+func TestViewsConvertLikeTheCast(t *testing.T) {
+	mem := checkedMem(t)
+	p := &planner{mem: mem, ctx: exec.WithAllocator(context.Background(), mem)}
+	rng := rand.New(rand.NewPCG(3, 5))
+	sb := array.NewStringViewBuilder(mem)
+	bb := array.NewBinaryViewBuilder(mem)
+	for i := range 20000 {
+		if rng.IntN(7) == 0 {
+			sb.AppendNull()
+			bb.AppendNull()
+			continue
+		}
+		v := strings.Repeat(string(rune('a'+i%26)), rng.IntN(40)) // inline up to 12 bytes, longer ones in blocks
+		sb.Append(v)
+		bb.Append([]byte(v))
+	}
+	full := array.NewStringViewBuilder(mem) // no nulls at all: the path without a validity bitmap
+	for i := range 20000 {
+		full.Append(strings.Repeat("z", i%30))
+	}
+	views := []arrow.Array{sb.NewArray(), bb.NewArray(), full.NewArray()}
+	for _, in := range views {
+		defer in.Release()
+		if n := len(in.Data().Buffers()) - 2; n < 2 {
+			t.Fatalf("%s: %d data blocks, want several", in.DataType(), n)
+		}
+		outs := []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString}
+		if in.DataType().ID() == arrow.BINARY_VIEW {
+			outs = []arrow.DataType{arrow.BinaryTypes.Binary, arrow.BinaryTypes.LargeBinary}
+		}
+		for _, out := range outs {
+			conv, err := p.leaf("c", in.DataType(), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := int64(in.Len())
+			for _, arr := range []arrow.Array{in, array.NewSlice(in, 0, 1), array.NewSlice(in, n/25, n*3/4)} {
+				got, err := conv(arr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := compute.CastArray(p.ctx, arr, compute.SafeCastOptions(out))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !arrow.TypeEqual(got.DataType(), out) || !array.Equal(got, want) {
+					t.Errorf("%s -> %s (len %d, offset %d): differs from the cast", in.DataType(), out, arr.Len(), arr.Data().Offset())
+				}
+				if err := got.(interface{ ValidateFull() error }).ValidateFull(); err != nil {
+					t.Errorf("%s -> %s: %v", in.DataType(), out, err)
+				}
+				got.Release()
+				want.Release()
+				if arr != in {
+					arr.Release()
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkViewsToOffsets converts a 128k-row string view column like
+// lineitem's l_comment (10-43 bytes) with viewToOffsets and, for the
+// comparison, with arrow-go's cast.
+func BenchmarkViewsToOffsets(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	p := &planner{mem: mem, ctx: exec.WithAllocator(context.Background(), mem)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	sb := array.NewStringViewBuilder(mem)
+	for range 128 << 10 {
+		sb.Append(strings.Repeat("x", 10+rng.IntN(34)))
+	}
+	in := sb.NewArray()
+	defer in.Release()
+	conv, err := p.leaf("c", in.DataType(), arrow.BinaryTypes.String)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("viewToOffsets", func(b *testing.B) {
+		for range b.N {
+			out, err := conv(in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out.Release()
+		}
+	})
+	b.Run("arrow-go-cast", func(b *testing.B) {
+		for range b.N {
+			out, err := compute.CastArray(p.ctx, in, compute.SafeCastOptions(arrow.BinaryTypes.String))
+			if err != nil {
+				b.Fatal(err)
+			}
+			out.Release()
+		}
+	})
 }

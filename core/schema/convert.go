@@ -193,6 +193,13 @@ func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
 		return widenDecimal[int64](p, out), nil
 	case *arrow.Decimal128Type:
 		return retype(out), nil // same scale, wider precision: same unscaled values
+	case *arrow.StringViewType, *arrow.BinaryViewType:
+		switch out.(type) {
+		case *arrow.StringType, *arrow.BinaryType:
+			return viewToOffsets[int32](p, path, out), nil
+		case *arrow.LargeStringType, *arrow.LargeBinaryType:
+			return viewToOffsets[int64](p, path, out), nil
+		}
 	case *arrow.FixedSizeBinaryType:
 		if ext, ok := out.(arrow.ExtensionType); ok {
 			return func(a arrow.Array) (arrow.Array, error) {
@@ -208,6 +215,61 @@ func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
 		}
 		return r, nil
 	}, nil
+}
+
+// viewToOffsets converts a string or binary view array to out, the same
+// values in the offset layout (String, Binary or their large forms), each
+// value copied once. arrow-go's cast appends value by value through a
+// builder: 1.3 of the 6.6 CPU-s of a 6M-row lineitem write whose five string
+// columns came as views (pyarrow reads the file's strings so; polars hands
+// its strings over as views).
+func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		if d.Buffers()[1] == nil {
+			return nil, fmt.Errorf("column '%s': %s array without views: %w", path, a.DataType(), errs.ErrValidation)
+		}
+		views := arrow.ViewHeaderTraits.CastFromBytes(d.Buffers()[1].Bytes())[off : off+n]
+		blocks := make([][]byte, len(d.Buffers())-2)
+		for i, b := range d.Buffers()[2:] {
+			if b != nil {
+				blocks[i] = b.Bytes()
+			}
+		}
+		valid := validity(d)
+		all := d.NullN() == 0
+		total := 0
+		for i := range views {
+			if all || valid(off+i) {
+				total += views[i].Len()
+			}
+		}
+		if unsafe.Sizeof(O(0)) == 4 && total > math.MaxInt32 {
+			return nil, fmt.Errorf("column '%s': %d bytes of values in one batch exceed %s's 2 GB: %w", path, total, out, errs.ErrValidation)
+		}
+		offsets := memory.NewResizableBuffer(p.mem)
+		defer offsets.Release()
+		offsets.Resize((off + n + 1) * int(unsafe.Sizeof(O(0))))
+		data := memory.NewResizableBuffer(p.mem)
+		defer data.Release()
+		data.Resize(total)
+		ends, bytes := arrow.GetData[O](offsets.Bytes()), data.Bytes()
+		clear(ends[:off+1]) // entries before the slice's offset are never read
+		pos := 0
+		for i := range views {
+			if h := &views[i]; all || valid(off+i) {
+				if h.IsInline() {
+					pos += copy(bytes[pos:], h.InlineBytes())
+				} else {
+					start := int(h.BufferOffset())
+					pos += copy(bytes[pos:], blocks[h.BufferIndex()][start:start+h.Len()])
+				}
+			}
+			ends[off+i+1] = O(pos)
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], offsets, data}, nil), nil
+	}
 }
 
 // retype returns a conversion that relabels an array's buffers with type dt.
