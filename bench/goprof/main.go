@@ -92,6 +92,11 @@ func main() {
 		writeHeap(*allocs + ".base")
 	}
 	var input array.RecordReader = array.NewTableReader(tbl, 128<<10)
+	if *traceOut != "" {
+		tf, _ := os.Create(*traceOut)
+		trace.Start(tf)
+		defer trace.Stop()
+	}
 	start := time.Now()
 	u0 := usage()
 	res, err := ops.Execute(context.Background(), s, req, input, nil)

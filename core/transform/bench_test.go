@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 )
@@ -108,6 +109,58 @@ func BenchmarkScatterComments(b *testing.B) {
 		}
 		for _, o := range out {
 			o.Release()
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
+}
+
+// BenchmarkScatterLineitem scatters lineitem-like columns (an int64, a
+// decimal128, a date32, a 3-to-7-byte code and a 10-to-43-byte comment)
+// of 128k unsorted rows into 84 groups, as W2's months(l_shipdate) does.
+func BenchmarkScatterLineitem(b *testing.B) {
+	mem := memory.DefaultAllocator
+	r := rand.New(rand.NewPCG(5, 5))
+	const n, ngroups = 1 << 17, 84
+	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, ngroups), mem: mem}
+	ib := array.NewInt64Builder(mem)
+	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 15, Scale: 2})
+	tb := array.NewDate32Builder(mem)
+	cb := array.NewStringBuilder(mem)
+	sb := array.NewStringBuilder(mem)
+	codes := []string{"AIR", "MAIL", "SHIP", "TRUCK", "RAIL", "FOB", "REG AIR"}
+	for i := range n {
+		ib.Append(r.Int64())
+		db.Append(decimal128.FromI64(r.Int64N(10_000_000)))
+		tb.Append(arrow.Date32(8000 + r.IntN(2500)))
+		cb.Append(codes[r.IntN(len(codes))])
+		buf := make([]byte, 10+r.IntN(34))
+		for k := range buf {
+			buf[k] = byte('a' + r.IntN(26))
+		}
+		sb.Append(string(buf))
+		g := r.IntN(ngroups)
+		gr.gid[i], gr.pos[i] = uint32(g), int32(gr.counts[g])
+		gr.counts[g]++
+	}
+	var cols []arrow.Array
+	for _, bld := range []array.Builder{ib, db, tb, cb, sb} {
+		cols = append(cols, bld.NewArray())
+		bld.Release()
+	}
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for b.Loop() {
+		for _, c := range cols {
+			out, err := gr.scatter(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, o := range out {
+				o.Release()
+			}
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/row")
