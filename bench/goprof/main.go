@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -45,7 +46,13 @@ func main() {
 	op := flag.String("op", request.OpAppend, "the operation with -work")
 	filter := flag.String("filter", "", "the filter of -op delete, update or overwrite")
 	traceOut := flag.String("trace", "", "write an execution trace of the operation here")
+	commits := flag.Int("commits", 0, "W4: append the input's first rows in this many commits of -rows rows each (profiles cover all of them)")
+	rowsPer := flag.Int("rows", 1000, "rows per commit with -commits")
 	flag.Parse()
+	if *commits > 0 {
+		smallAppends(*in, *commits, *rowsPer, *cpu)
+		return
+	}
 	if *work != "" {
 		runOn(*work, *op, *filter, *in, *cpu, *traceOut)
 		return
@@ -184,4 +191,68 @@ func usage() rusage {
 func (u rusage) since(u0 rusage) string {
 	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return fmt.Sprintf("user %.2fs sys %.2fs minor faults %d", sec(u.Utime)-sec(u0.Utime), sec(u.Stime)-sec(u0.Stime), u.Minflt-u0.Minflt)
+}
+
+// smallAppends is W4 in the core alone: an empty table, then commits
+// appends of rowsPer rows each, with the latency of every tenth printed.
+func smallAppends(in string, commits, rowsPer int, cpu string) {
+	tbl := readTable(in)
+	dir, _ := os.MkdirTemp("", "goprof")
+	defer os.RemoveAll(dir)
+	s, err := session.Open(config.Session{Catalogs: map[string]map[string]string{"local": {
+		"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": "file://" + filepath.Join(dir, "wh"),
+		"use-nullable-query-schema": "false"}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	slice := func(off, n int64) array.RecordReader {
+		cols := make([]arrow.Column, tbl.NumCols())
+		for i := range cols {
+			cols[i] = *array.NewColumnSlice(tbl.Column(i), off, off+n)
+		}
+		return array.NewTableReader(array.NewTable(tbl.Schema(), cols, n), n+1)
+	}
+	if _, err := ops.Execute(ctx, s, &request.Request{Op: request.OpCreate, Table: "local.b.t"}, slice(0, 0), nil); err != nil {
+		log.Fatal(err)
+	}
+	if cpu != "" {
+		pf, _ := os.Create(cpu)
+		pprof.StartCPUProfile(pf)
+		defer pprof.StopCPUProfile()
+	}
+	u0 := usage()
+	lat := make([]time.Duration, commits)
+	for i := range commits {
+		start := time.Now()
+		if _, err := ops.Execute(ctx, s, &request.Request{Op: request.OpAppend, Table: "local.b.t"}, slice(int64(i*rowsPer), int64(rowsPer)), nil); err != nil {
+			log.Fatal(err)
+		}
+		lat[i] = time.Since(start)
+		if i%(max(1, commits/10)) == 0 || i == commits-1 {
+			fmt.Printf("commit %d: %.1f ms\n", i, lat[i].Seconds()*1000)
+		}
+	}
+	fmt.Println(usage().since(u0))
+	slices.Sort(lat)
+	fmt.Printf("p50 %.1f ms, p95 %.1f ms\n", lat[commits/2].Seconds()*1000, lat[commits*95/100].Seconds()*1000)
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("live heap after the commits: %d MB (the input: %d MB)\n", ms.HeapAlloc>>20, tableBytes(tbl)>>20)
+}
+
+// tableBytes is the size of tbl's buffers.
+func tableBytes(tbl arrow.Table) uint64 {
+	var n uint64
+	for i := range int(tbl.NumCols()) {
+		for _, c := range tbl.Column(i).Data().Chunks() {
+			for _, b := range c.Data().Buffers() {
+				if b != nil {
+					n += uint64(b.Len())
+				}
+			}
+		}
+	}
+	return n
 }

@@ -139,7 +139,8 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 		db.Close()
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
-	return &Catalog{Catalog: &typedCatalog{Catalog: c, red: red}, Name: name, Props: p, close: db.Close}, nil
+	tc := &typedCatalog{Catalog: c, red: red, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache()}
+	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
 }
 
 func isBusy(err error) bool {

@@ -21,6 +21,9 @@ import (
 type typedCatalog struct {
 	icecat.Catalog
 	red *redactor
+	// head and meta, for SQLite catalogs, reuse parsed metadata (metacache.go).
+	head *sqlHead
+	meta *metaCache
 }
 
 func (c *typedCatalog) fail(what string, err error) error {
@@ -58,7 +61,13 @@ func isStorageErr(err error) bool {
 
 // LoadTable loads ident.
 func (c *typedCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	if t := c.cachedTable(ctx, ident); t != nil {
+		return t, nil
+	}
 	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err == nil && c.meta != nil {
+		c.meta.put(ident, t.MetadataLocation(), t.Metadata())
+	}
 	return t, c.fail(fmt.Sprintf("loading table %s", strings.Join(ident, ".")), err)
 }
 
@@ -66,6 +75,9 @@ func (c *typedCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*
 // commit did not happen (the catalog's pointer moves only after it).
 func (c *typedCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	if err == nil && c.meta != nil {
+		c.meta.put(ident, loc, md)
+	}
 	return md, loc, c.fail(fmt.Sprintf("committing to table %s", strings.Join(ident, ".")), err)
 }
 
