@@ -297,7 +297,7 @@ func pig_execute(sh C.uintptr_t, doc *C.pig_cchar, input *C.struct_ArrowArrayStr
 	if in != nil {
 		in.Retain() // Execute releases its input; the deferred release above drops ours.
 	}
-	res, err := ops.Execute(ctx, s, req, in, prog)
+	res, err := onGoThread(func() (any, error) { return ops.Execute(ctx, s, req, in, prog) })
 	if err != nil {
 		return fail(e, err)
 	}

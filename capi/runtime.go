@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -58,4 +60,36 @@ func startDiagnostic(env string, secs int, start func(io.Writer) error, stop fun
 		stop()
 		f.Close()
 	})
+}
+
+// onGoThread runs fn on a goroutine of its own and waits for it. An export
+// runs on the host's calling thread, which Go did not create, and Go's CPU
+// profiler does not sample such threads: an operation run there was
+// missing from PYICEBERG_GO_CPUPROFILE (all its work but what it handed
+// to other goroutines: routing and partition splitting, the metadata
+// loads and the commit). A panic in fn is raised again on the caller's
+// goroutine, with fn's stack, for the export's guard.
+func onGoThread[T any](fn func() (T, error)) (T, error) {
+	type result struct {
+		v        T
+		err      error
+		panicked any
+		stack    []byte
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			if p := recover(); p != nil {
+				r.panicked, r.stack = p, debug.Stack()
+			}
+			done <- r
+		}()
+		r.v, r.err = fn()
+	}()
+	r := <-done
+	if r.panicked != nil {
+		panic(fmt.Sprintf("%v\n%s", r.panicked, r.stack))
+	}
+	return r.v, r.err
 }
