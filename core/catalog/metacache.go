@@ -22,10 +22,11 @@ import (
 // writes a new one under a fresh name), so a location names one content for
 // good: a SQLite catalog's LoadTable reads the table's current location (one
 // indexed row) and reuses the metadata parsed or committed at that location
-// by this catalog (the newest one of each table). Another writer's commit moves the location, which misses
-// and is loaded and parsed as before. iceberg-go's metadata builders copy
-// what they change (MetadataBuilderFromBase clones every list), so one
-// parsed metadata can be the base of any number of operations.
+// by this catalog (the newest one of each table). Another writer's commit
+// moves the location, which misses and is loaded and parsed as before.
+// iceberg-go's metadata builders copy what they change
+// (MetadataBuilderFromBase clones every list), so one parsed metadata can be
+// the base of any number of operations.
 
 // metaCacheSize is how many tables a catalog keeps the head metadata of
 // (only the newest location of each: older ones are stale).
