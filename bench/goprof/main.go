@@ -48,6 +48,7 @@ func main() {
 	traceOut := flag.String("trace", "", "write an execution trace of the operation here")
 	commits := flag.Int("commits", 0, "W4: append the input's first rows in this many commits of -rows rows each (profiles cover all of them)")
 	rowsPer := flag.Int("rows", 1000, "rows per commit with -commits")
+	required := flag.Bool("required", false, "create the table with the input's required columns (use-nullable-query-schema=false, as bench/run.py's append table), not Spark's all-optional default")
 	flag.Parse()
 	if *commits > 0 {
 		smallAppends(*in, *commits, *rowsPer, *cpu)
@@ -63,8 +64,11 @@ func main() {
 
 	dir, _ := os.MkdirTemp("", "goprof")
 	defer os.RemoveAll(dir)
-	s, err := session.Open(config.Session{Catalogs: map[string]map[string]string{"local": {
-		"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": "file://" + filepath.Join(dir, "wh")}}})
+	cat := map[string]string{"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": "file://" + filepath.Join(dir, "wh")}
+	if *required {
+		cat["use-nullable-query-schema"] = "false"
+	}
+	s, err := session.Open(config.Session{Catalogs: map[string]map[string]string{"local": cat}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -334,7 +334,7 @@ type encoderCase struct {
 	flat bool
 }
 
-var encoderCases = []encoderCase{{EncoderPqarrow, false}, {EncoderParquetGo, true}}
+var encoderCases = []encoderCase{{EncoderPqarrow, false}, {EncoderParquetGo, true}, {EncoderNative, true}}
 
 // forEachEncoder runs fn as a subtest per encoder.
 func forEachEncoder(t *testing.T, fn func(t *testing.T, ec encoderCase)) {

@@ -125,10 +125,10 @@ type Options struct {
 	// (nil: each file decides on its first rows).
 	CompressAll    bool
 	Incompressible []string
-	// Encoder picks the Parquet encoder: "auto" (or empty) uses parquet-go
-	// for schemas of only top-level primitive columns and arrow-go's pqarrow
-	// otherwise; "pqarrow" and "parquet-go" force one (parquet-go accepts
-	// only such flat schemas).
+	// Encoder picks the Parquet encoder: "auto" (or empty) uses the native
+	// encoder (native.go) for schemas of only top-level primitive columns
+	// and arrow-go's pqarrow otherwise; "native", "parquet-go" and "pqarrow"
+	// force one (the first two accept only such flat schemas).
 	Encoder string
 }
 
@@ -364,10 +364,10 @@ func (o Options) resolve() (resolved, error) {
 	switch enc := strings.ToLower(strings.TrimSpace(o.Encoder)); enc {
 	case "", EncoderAuto:
 		r.Encoder = defaultEncoder
-	case EncoderPqarrow, EncoderParquetGo:
+	case EncoderPqarrow, EncoderParquetGo, EncoderNative:
 		r.Encoder = enc
 	default:
-		return resolved{}, fmt.Errorf("encoder %q: want auto, pqarrow or parquet-go: %w", o.Encoder, errs.ErrInvalidArgument)
+		return resolved{}, fmt.Errorf("encoder %q: want auto, native, parquet-go or pqarrow: %w", o.Encoder, errs.ErrInvalidArgument)
 	}
 	if o.Level != nil {
 		l := *o.Level

@@ -434,6 +434,11 @@ func (r rowGroupBounds) fill(ci *format.ColumnIndex, pages []format.PageLocation
 // maximums both never decrease, DESCENDING when both never increase,
 // UNORDERED otherwise.
 func boundaryOrder(ci *format.ColumnIndex) format.BoundaryOrder {
+	return boundaryOrderBy(ci, bytes.Compare)
+}
+
+// boundaryOrderBy is boundaryOrder with the bounds ordered by compare.
+func boundaryOrderBy(ci *format.ColumnIndex, compare func(a, b []byte) int) format.BoundaryOrder {
 	asc, desc := true, true
 	prev := -1
 	for p := range ci.NullPages {
@@ -441,7 +446,7 @@ func boundaryOrder(ci *format.ColumnIndex) format.BoundaryOrder {
 			continue
 		}
 		if prev >= 0 {
-			lo, hi := bytes.Compare(ci.MinValues[prev], ci.MinValues[p]), bytes.Compare(ci.MaxValues[prev], ci.MaxValues[p])
+			lo, hi := compare(ci.MinValues[prev], ci.MinValues[p]), compare(ci.MaxValues[prev], ci.MaxValues[p])
 			asc = asc && lo <= 0 && hi <= 0
 			desc = desc && lo >= 0 && hi >= 0
 		}

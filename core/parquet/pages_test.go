@@ -62,15 +62,28 @@ func chunkPages(t *testing.T, data []byte, path string) [][]pageInfo {
 	return out
 }
 
-// writeParquetGo writes recs with the parquet-go encoder and table
-// properties props into one file; it returns the file and its bytes.
+// flatEncoder is the encoder writeParquetGo uses (forEachFlatEncoder sets it).
+var flatEncoder = EncoderParquetGo
+
+// forEachFlatEncoder runs fn once per encoder of flat schemas, parquet-go's
+// and the native one, with flatEncoder set to it.
+func forEachFlatEncoder(t *testing.T, fn func(t *testing.T)) {
+	defer func(e string) { flatEncoder = e }(flatEncoder)
+	for _, enc := range []string{EncoderParquetGo, EncoderNative} {
+		flatEncoder = enc
+		t.Run(enc, fn)
+	}
+}
+
+// writeParquetGo writes recs with flatEncoder and table properties props
+// into one file; it returns the file and its bytes.
 func writeParquetGo(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
 	t.Helper()
 	opts, err := OptionsFromProperties(props)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Encoder = EncoderParquetGo
+	opts.Encoder = flatEncoder
 	fs := newMemFS()
 	f := writeAll(t, fs, sc, opts, recs)[0]
 	return f, fs.bytes(t, f.Path)
@@ -199,34 +212,36 @@ func TestPerColumnDictionaryPropertyOverridesTheFileDecision(t *testing.T) {
 }
 
 func TestParquetGoCutsPagesAtPageRowLimit(t *testing.T) {
-	sc, recs := bloomBatches(t, false, 2, 25000)
-	for _, c := range []struct {
-		props map[string]string
-		limit int
-	}{
-		{map[string]string{}, 20000}, // Iceberg's default
-		{map[string]string{PropPageRowLimit: "1000"}, 1000},
-	} {
-		_, data := writeParquetGo(t, c.props, sc, recs)
-		for _, path := range []string{"id", "cat", "plain"} {
-			for _, pages := range chunkPages(t, data, path) {
-				rows, n := 0, 0
-				for _, p := range pages {
-					if p.dictionary {
-						continue
+	forEachFlatEncoder(t, func(t *testing.T) {
+		sc, recs := bloomBatches(t, false, 2, 25000)
+		for _, c := range []struct {
+			props map[string]string
+			limit int
+		}{
+			{map[string]string{}, 20000}, // Iceberg's default
+			{map[string]string{PropPageRowLimit: "1000"}, 1000},
+		} {
+			_, data := writeParquetGo(t, c.props, sc, recs)
+			for _, path := range []string{"id", "cat", "plain"} {
+				for _, pages := range chunkPages(t, data, path) {
+					rows, n := 0, 0
+					for _, p := range pages {
+						if p.dictionary {
+							continue
+						}
+						n++
+						rows += p.values
+						if p.values > c.limit {
+							t.Errorf("limit %d: %s page of %d rows", c.limit, path, p.values)
+						}
 					}
-					n++
-					rows += p.values
-					if p.values > c.limit {
-						t.Errorf("limit %d: %s page of %d rows", c.limit, path, p.values)
+					if n < (rows+c.limit-1)/c.limit {
+						t.Errorf("limit %d: %s has %d pages for %d rows", c.limit, path, n, rows)
 					}
-				}
-				if n < (rows+c.limit-1)/c.limit {
-					t.Errorf("limit %d: %s has %d pages for %d rows", c.limit, path, n, rows)
 				}
 			}
 		}
-	}
+	})
 }
 
 func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
@@ -271,22 +286,24 @@ func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
 // time for page headers (parquet-go's default, which a WriterConfig cannot
 // turn off).
 func TestParquetGoPagesHaveNoStatisticsButChunksDo(t *testing.T) {
-	sc, recs := bloomBatches(t, false, 2, 25000)
-	f, data := writeParquetGo(t, map[string]string{PropPageRowLimit: "1000"}, sc, recs)
-	for _, path := range []string{"id", "cat", "plain"} {
-		for _, pages := range chunkPages(t, data, path) {
-			for _, p := range pages {
-				if p.stats {
-					t.Fatalf("%s: a page header has statistics", path)
+	forEachFlatEncoder(t, func(t *testing.T) {
+		sc, recs := bloomBatches(t, false, 2, 25000)
+		f, data := writeParquetGo(t, map[string]string{PropPageRowLimit: "1000"}, sc, recs)
+		for _, path := range []string{"id", "cat", "plain"} {
+			for _, pages := range chunkPages(t, data, path) {
+				for _, p := range pages {
+					if p.stats {
+						t.Fatalf("%s: a page header has statistics", path)
+					}
 				}
 			}
 		}
-	}
-	for _, id := range []int{1, 2, 6} {
-		if f.Lower[id] == nil || f.Upper[id] == nil {
-			t.Errorf("field %d: no bounds in the file's metrics: %v %v", id, f.Lower, f.Upper)
+		for _, id := range []int{1, 2, 6} {
+			if f.Lower[id] == nil || f.Upper[id] == nil {
+				t.Errorf("field %d: no bounds in the file's metrics: %v %v", id, f.Lower, f.Upper)
+			}
 		}
-	}
+	})
 }
 
 // TestColumnIndexHasRealBoundsOrNone: a page index entry that claims a
@@ -353,41 +370,43 @@ func TestColumnIndexHasRealBoundsOrNone(t *testing.T) {
 // byte arrays DELTA_LENGTH_BYTE_ARRAY, unless the delta encodings are
 // switched off, when every page is PLAIN; both read back equal.
 func TestColumnsWithoutDictionaryUseDeltaEncodings(t *testing.T) {
-	sc, recs := encoderCase{EncoderParquetGo, true}.batches(t, 1, 20000, 3)
-	want := map[string]pq.Encoding{
-		"i": pq.Encodings.DeltaBinaryPacked, "l": pq.Encodings.DeltaBinaryPacked,
-		"dec9": pq.Encodings.DeltaBinaryPacked, "dec18": pq.Encodings.DeltaBinaryPacked,
-		"date": pq.Encodings.DeltaBinaryPacked, "time": pq.Encodings.DeltaBinaryPacked,
-		"ts": pq.Encodings.DeltaBinaryPacked, "tstz": pq.Encodings.DeltaBinaryPacked,
-		"s": pq.Encodings.DeltaLengthByteArray, "bin": pq.Encodings.DeltaLengthByteArray,
-		"b": pq.Encodings.Plain, "d": pq.Encodings.Plain, "dec38": pq.Encodings.Plain,
-	}
-	for _, delta := range []string{"true", "false"} {
-		props := map[string]string{PropDeltaEncodings: delta}
-		for name := range want {
-			props[PropDictEnabledPrefix+name] = "false"
+	forEachFlatEncoder(t, func(t *testing.T) {
+		sc, recs := encoderCase{flatEncoder, true}.batches(t, 1, 20000, 3)
+		want := map[string]pq.Encoding{
+			"i": pq.Encodings.DeltaBinaryPacked, "l": pq.Encodings.DeltaBinaryPacked,
+			"dec9": pq.Encodings.DeltaBinaryPacked, "dec18": pq.Encodings.DeltaBinaryPacked,
+			"date": pq.Encodings.DeltaBinaryPacked, "time": pq.Encodings.DeltaBinaryPacked,
+			"ts": pq.Encodings.DeltaBinaryPacked, "tstz": pq.Encodings.DeltaBinaryPacked,
+			"s": pq.Encodings.DeltaLengthByteArray, "bin": pq.Encodings.DeltaLengthByteArray,
+			"b": pq.Encodings.Plain, "d": pq.Encodings.Plain, "dec38": pq.Encodings.Plain,
 		}
-		_, data := writeParquetGo(t, props, sc, recs)
-		for name, enc := range want {
-			if delta == "false" {
-				enc = pq.Encodings.Plain
+		for _, delta := range []string{"true", "false"} {
+			props := map[string]string{PropDeltaEncodings: delta}
+			for name := range want {
+				props[PropDictEnabledPrefix+name] = "false"
 			}
-			for _, pages := range chunkPages(t, data, name) {
-				for _, p := range pages {
-					if p.dictionary || p.encoding != enc {
-						t.Errorf("delta-encodings=%s: column %s has a page %v (dictionary %v), want %v",
-							delta, name, p.encoding, p.dictionary, enc)
-						break
+			_, data := writeParquetGo(t, props, sc, recs)
+			for name, enc := range want {
+				if delta == "false" {
+					enc = pq.Encodings.Plain
+				}
+				for _, pages := range chunkPages(t, data, name) {
+					for _, p := range pages {
+						if p.dictionary || p.encoding != enc {
+							t.Errorf("delta-encodings=%s: column %s has a page %v (dictionary %v), want %v",
+								delta, name, p.encoding, p.dictionary, enc)
+							break
+						}
 					}
 				}
 			}
-		}
-		tbl := readBack(t, data)
-		for i, f := range sc.Fields() {
-			if got, w := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{recs[0].Column(i)}); got != w {
-				t.Errorf("delta-encodings=%s: column %s differs after read back", delta, f.Name)
+			tbl := readBack(t, data)
+			for i, f := range sc.Fields() {
+				if got, w := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{recs[0].Column(i)}); got != w {
+					t.Errorf("delta-encodings=%s: column %s differs after read back", delta, f.Name)
+				}
 			}
+			tbl.Release()
 		}
-		tbl.Release()
-	}
+	})
 }

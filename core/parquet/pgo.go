@@ -429,7 +429,11 @@ const (
 // is cut now: the configured limits while at most fullPageFiles files are
 // open, a share of them (not below minPageRows and minPageBytes) past that.
 func (e *pgoEncoder) pageLimits(i int) (rows, bytes int) {
-	rows, bytes = e.pageRowLimit, e.pageBytes[i]
+	return pageLimitsFor(e.pageRowLimit, e.pageBytes[i])
+}
+
+// pageLimitsFor shares the limits rows and bytes out as pageLimits says.
+func pageLimitsFor(rows, bytes int) (int, int) {
 	if k := int(openEncoders.Load()); k > fullPageFiles {
 		rows = max(min(rows, minPageRows), rows*fullPageFiles/k)
 		bytes = max(min(bytes, minPageBytes), bytes*fullPageFiles/k)
@@ -448,25 +452,32 @@ var spreadColumns = true
 // core is left alone with a large column at the end: in schema order,
 // lineitem's l_comment came last and one core encoded it alone.
 func (e *pgoEncoder) eachColumn(rows int, cost func(i int) int64, fn func(i int, sc *encodeScratch) error) error {
+	return eachColumnSpread(&e.scratch, len(e.cols), rows, cost, fn)
+}
+
+// eachColumnSpread is eachColumn for any encoder: ncols columns, and
+// scratch holding one S per goroutine (grown as needed).
+func eachColumnSpread[S any](scratch *[]S, ncols, rows int, cost func(i int) int64, fn func(i int, sc *S) error) error {
 	busy := int(encodersBusy.Add(1))
 	defer encodersBusy.Add(-1)
 	helpers := 0
 	if spreadColumns && rows >= parallelColumnRows {
-		helpers = max(0, min(runtime.GOMAXPROCS(0)-busy, len(e.cols)-1))
+		helpers = max(0, min(runtime.GOMAXPROCS(0)-busy, ncols-1))
 	}
-	if len(e.scratch) < helpers+1 {
-		e.scratch = append(e.scratch, make([]encodeScratch, helpers+1-len(e.scratch))...)
+	if len(*scratch) < helpers+1 {
+		*scratch = append(*scratch, make([]S, helpers+1-len(*scratch))...)
 	}
+	sc := *scratch
 	if helpers == 0 {
-		for i := range e.cols {
-			if err := fn(i, &e.scratch[0]); err != nil {
+		for i := range ncols {
+			if err := fn(i, &sc[0]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	order := make([]int, len(e.cols))
-	costs := make([]int64, len(e.cols))
+	order := make([]int, ncols)
+	costs := make([]int64, ncols)
 	for i := range order {
 		order[i], costs[i] = i, cost(i)
 	}
@@ -484,7 +495,7 @@ func (e *pgoEncoder) eachColumn(rows int, cost func(i int) int64, fn func(i int,
 			if j >= len(order) || failed[k] != nil {
 				return
 			}
-			failed[k] = fn(order[j], &e.scratch[k])
+			failed[k] = fn(order[j], &sc[k])
 		}
 	}
 	var wg sync.WaitGroup
@@ -566,11 +577,16 @@ func (e *pgoEncoder) writeColumn(i int, arr arrow.Array, n int, sc *encodeScratc
 // at most pgoChunkRows, and no more than fit in the open page's rows and
 // bytes under the limits (at least one row). size is their plain-encoded bytes.
 func (e *pgoEncoder) chunkEnd(i int, arr arrow.Array, off, n, rowLimit, byteLimit int) (end, size int) {
-	rows := min(n-off, pgoChunkRows, rowLimit-e.pageRows[i])
-	budget := byteLimit - e.pageUsed[i]
-	if w := e.cols[i].width; w > 0 {
-		rows = max(1, min(rows, budget/w))
-		return off + rows, rows * w
+	return chunkEndFor(e.cols[i].width, arr, off, n, rowLimit-e.pageRows[i], byteLimit-e.pageUsed[i])
+}
+
+// chunkEndFor is chunkEnd for a column of plain width (0 for byte arrays)
+// whose open page has room for rowsLeft more rows and budget more bytes.
+func chunkEndFor(width int, arr arrow.Array, off, n, rowsLeft, budget int) (end, size int) {
+	rows := min(n-off, pgoChunkRows, rowsLeft)
+	if width > 0 {
+		rows = max(1, min(rows, budget/width))
+		return off + rows, rows * width
 	}
 	var offs []int32
 	switch a := arr.(type) {
@@ -579,7 +595,7 @@ func (e *pgoEncoder) chunkEnd(i int, arr arrow.Array, off, n, rowLimit, byteLimi
 	case *array.Binary:
 		offs = a.ValueOffsets()
 	default:
-		return off + rows, 0
+		return off + max(1, rows), 0
 	}
 	bytesOf := func(k int) int { return int(offs[off+k]-offs[off]) + 4*k }
 	// The largest k <= rows whose bytes fit the budget, at least 1.
@@ -872,7 +888,18 @@ func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 	if _, err := e.sink.Write(section); err != nil {
 		return nil, withIO(err)
 	}
-	for rg, cols := range e.filters {
+	if err := writeBloomFilters(e.sink, &md, e.filters); err != nil {
+		return nil, err
+	}
+	e.filters = nil
+	return writeFooter(e.sink, &md)
+}
+
+// writeBloomFilters writes filters (by row group, then column; nil where a
+// column has none) to sink and points md's column chunks at them.
+func writeBloomFilters(sink *captureWriter, md *format.FileMetaData, filters [][][]byte) error {
+	proto := new(thrift.CompactProtocol)
+	for rg, cols := range filters {
 		for c, bitset := range cols {
 			if bitset == nil {
 				continue
@@ -883,27 +910,32 @@ func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 			hdr.Compression.Value = &format.BloomFilterUncompressed{}
 			raw, err := thrift.Marshal(proto, &hdr)
 			if err != nil {
-				return nil, fmt.Errorf("encoding bloom filter header: %w", err)
+				return fmt.Errorf("encoding bloom filter header: %w", err)
 			}
 			meta := &md.RowGroups[rg].Columns[c].MetaData
-			meta.BloomFilterOffset = e.sink.n
+			meta.BloomFilterOffset = sink.n
 			meta.BloomFilterLength = int32(len(raw) + len(bitset))
-			if _, err := e.sink.Write(raw); err != nil {
-				return nil, withIO(err)
+			if _, err := sink.Write(raw); err != nil {
+				return withIO(err)
 			}
-			if _, err := e.sink.Write(bitset); err != nil {
-				return nil, withIO(err)
+			if _, err := sink.Write(bitset); err != nil {
+				return withIO(err)
 			}
 		}
 	}
-	e.filters = nil
-	footer, err := thrift.Marshal(proto, &md)
+	return nil
+}
+
+// writeFooter writes md, its length and the closing magic to sink, and
+// returns md as arrow-go reads it.
+func writeFooter(sink *captureWriter, md *format.FileMetaData) (*metadata.FileMetaData, error) {
+	footer, err := thrift.Marshal(new(thrift.CompactProtocol), md)
 	if err != nil {
 		return nil, fmt.Errorf("encoding footer: %w", err)
 	}
 	trailer := binary.LittleEndian.AppendUint32(nil, uint32(len(footer)))
 	for _, b := range [][]byte{footer, append(trailer, "PAR1"...)} {
-		if _, err := e.sink.Write(b); err != nil {
+		if _, err := sink.Write(b); err != nil {
 			return nil, withIO(err)
 		}
 	}

@@ -110,28 +110,30 @@ func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
 // spilled once 64 bytes are held (several row groups, strings, decimals, bloom
 // filters, nulls) the file is byte for byte the one kept in memory.
 func TestSpilledPagesGiveTheSameFile(t *testing.T) {
-	spillTmp(t)
-	sc, recs := bloomBatches(t, false, 3, 20000)
-	props := map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"}
-	_, inMemory := writeParquetGo(t, props, sc, recs)
-	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
-	pageSpill.budget = pageSpill.inMemory.Load() + 64
-	before := spills.Load()
-	_, spilled := writeParquetGo(t, props, sc, recs)
-	if spills.Load()-before < 2*int64(sc.NumFields()) {
-		t.Fatalf("%d temporary files for %d columns", spills.Load()-before, sc.NumFields())
-	}
-	if !bytes.Equal(inMemory, spilled) {
-		t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
-	}
-	rdr, err := file.NewParquetReader(bytes.NewReader(spilled))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rdr.Close()
-	if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
-		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
-	}
+	forEachFlatEncoder(t, func(t *testing.T) {
+		spillTmp(t)
+		sc, recs := bloomBatches(t, false, 3, 20000)
+		props := map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"}
+		_, inMemory := writeParquetGo(t, props, sc, recs)
+		defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
+		pageSpill.budget = pageSpill.inMemory.Load() + 64
+		before := spills.Load()
+		_, spilled := writeParquetGo(t, props, sc, recs)
+		if spills.Load()-before < 2*int64(sc.NumFields()) {
+			t.Fatalf("%d temporary files for %d columns", spills.Load()-before, sc.NumFields())
+		}
+		if !bytes.Equal(inMemory, spilled) {
+			t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
+		}
+		rdr, err := file.NewParquetReader(bytes.NewReader(spilled))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
+			t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
+		}
+	})
 }
 
 // No more than maxOpenSpills temporary files are open at once: the buffer
@@ -163,65 +165,69 @@ func TestSpillFilesAreCapped(t *testing.T) {
 // With more files open than fullPageFiles, each file's pages shrink in
 // proportion (not below minPageRows); the values read back are the same.
 func TestPagesShrinkWhenManyFilesAreOpen(t *testing.T) {
-	sc, recs := bloomBatches(t, false, 2, 20000)
-	before := openEncoders.Load()
-	props := map[string]string{PropPageRowLimit: "10000"}
-	_, alone := writeParquetGo(t, props, sc, recs)
-	openEncoders.Add(63) // with this file's encoder, 64 open
-	_, crowded := writeParquetGo(t, props, sc, recs)
-	openEncoders.Add(-63)
-	largest := func(data []byte) (most, pages int) {
-		for _, rg := range chunkPages(t, data, "id") {
-			for _, p := range rg {
-				most = max(most, p.values)
-				pages++
+	forEachFlatEncoder(t, func(t *testing.T) {
+		sc, recs := bloomBatches(t, false, 2, 20000)
+		before := openEncoders.Load()
+		props := map[string]string{PropPageRowLimit: "10000"}
+		_, alone := writeParquetGo(t, props, sc, recs)
+		openEncoders.Add(63) // with this file's encoder, 64 open
+		_, crowded := writeParquetGo(t, props, sc, recs)
+		openEncoders.Add(-63)
+		largest := func(data []byte) (most, pages int) {
+			for _, rg := range chunkPages(t, data, "id") {
+				for _, p := range rg {
+					most = max(most, p.values)
+					pages++
+				}
 			}
+			return most, pages
 		}
-		return most, pages
-	}
-	if most, pages := largest(alone); most != 10000 || pages != 4 {
-		t.Fatalf("alone: %d pages, largest %d rows", pages, most)
-	}
-	want := 10000 * fullPageFiles / 64 // 2,500
-	if most, pages := largest(crowded); most != want || pages != (40000+want-1)/want {
-		t.Fatalf("64 files open: %d pages, largest %d rows, want %d", pages, most, want)
-	}
-	if a, b := columnJSON(t, readBack(t, alone).Column(2).Data().Chunks()), columnJSON(t, readBack(t, crowded).Column(2).Data().Chunks()); a != b {
-		t.Fatal("values differ")
-	}
-	if openEncoders.Load() != before {
-		t.Fatalf("%d encoders counted open, %d before", openEncoders.Load(), before)
-	}
+		if most, pages := largest(alone); most != 10000 || pages != 4 {
+			t.Fatalf("alone: %d pages, largest %d rows", pages, most)
+		}
+		want := 10000 * fullPageFiles / 64 // 2,500
+		if most, pages := largest(crowded); most != want || pages != (40000+want-1)/want {
+			t.Fatalf("64 files open: %d pages, largest %d rows, want %d", pages, most, want)
+		}
+		if a, b := columnJSON(t, readBack(t, alone).Column(2).Data().Chunks()), columnJSON(t, readBack(t, crowded).Column(2).Data().Chunks()); a != b {
+			t.Fatal("values differ")
+		}
+		if openEncoders.Load() != before {
+			t.Fatalf("%d encoders counted open, %d before", openEncoders.Load(), before)
+		}
+	})
 }
 
 // An aborted write hands its encoder's page buffers back (closing spilled
 // ones) and leaves the count of open encoders.
 func TestAbortReleasesTheOpenFile(t *testing.T) {
-	spillTmp(t)
-	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
-	pageSpill.budget = pageSpill.inMemory.Load() + 64
-	sc, recs := bloomBatches(t, false, 2, 20000)
-	encoders, files, held := openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load()
-	w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderParquetGo, PageBytes: 4 << 10}, pathGen("mem://x"))
-	for _, rec := range recs {
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
+	forEachFlatEncoder(t, func(t *testing.T) {
+		spillTmp(t)
+		defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
+		pageSpill.budget = pageSpill.inMemory.Load() + 64
+		sc, recs := bloomBatches(t, false, 2, 20000)
+		encoders, files, held := openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load()
+		w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: flatEncoder, PageBytes: 4 << 10}, pathGen("mem://x"))
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	// The encoder runs on its own goroutine: wait for it to reach the pages.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if w.Buffered() > 0 && openSpills.Load() > files {
-			break
+		// The encoder runs on its own goroutine: wait for it to reach the pages.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if w.Buffered() > 0 && openSpills.Load() > files {
+				break
+			}
 		}
-	}
-	if openEncoders.Load() != encoders+1 || openSpills.Load() <= files {
-		t.Fatalf("while writing: %d encoders, %d spill files", openEncoders.Load(), openSpills.Load())
-	}
-	w.Abort()
-	if openEncoders.Load() != encoders || openSpills.Load() != files || pageSpill.inMemory.Load() != held {
-		t.Fatalf("after Abort: %d encoders, %d spill files, %d bytes in memory (before %d, %d, %d)",
-			openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load(), encoders, files, held)
-	}
+		if openEncoders.Load() != encoders+1 || openSpills.Load() <= files {
+			t.Fatalf("while writing: %d encoders, %d spill files", openEncoders.Load(), openSpills.Load())
+		}
+		w.Abort()
+		if openEncoders.Load() != encoders || openSpills.Load() != files || pageSpill.inMemory.Load() != held {
+			t.Fatalf("after Abort: %d encoders, %d spill files, %d bytes in memory (before %d, %d, %d)",
+				openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load(), encoders, files, held)
+		}
+	})
 }
 
 // Writes past the budget are gathered into chunks of spillTailBytes (pages

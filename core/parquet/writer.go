@@ -139,9 +139,9 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 		switch {
 		case ok:
 			w.flat = cols
-		case r.Encoder == EncoderParquetGo:
-			w.optErr = fmt.Errorf("parquet writer: encoder parquet-go: column %q is not a top-level primitive column: %w",
-				why, errs.ErrInvalidArgument)
+		case r.Encoder == EncoderParquetGo || r.Encoder == EncoderNative:
+			w.optErr = fmt.Errorf("parquet writer: encoder %s: column %q is not a top-level primitive column: %w",
+				r.Encoder, why, errs.ErrInvalidArgument)
 		}
 	}
 	return w
@@ -495,7 +495,13 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 	cnt := &countingWriter{w: buf}
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
-	if w.flat != nil {
+	if w.flat != nil && (w.opts.Encoder == EncoderNative || w.opts.Encoder == EncoderAuto) {
+		enc, err := newNativeEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
+		if err != nil {
+			return fmt.Errorf("parquet writer: %s: %w", path, err)
+		}
+		f.fw = enc
+	} else if w.flat != nil {
 		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)

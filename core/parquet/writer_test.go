@@ -968,23 +968,27 @@ func createdBy(t *testing.T, data []byte) string {
 	return rdr.MetaData().GetCreatedBy()
 }
 
-func TestAutoEncoderPicksParquetGoForFlatSchemas(t *testing.T) {
+// arrowGoCreatedBy is in the created_by of files arrow-go's pqarrow writes.
+const arrowGoCreatedBy = "parquet-go version 18."
+
+func TestAutoEncoderPicksNativeForFlatSchemas(t *testing.T) {
 	flat := encoderCase{EncoderParquetGo, true}
 	nested := encoderCase{EncoderPqarrow, false}
 	for _, c := range []struct {
-		ec     encoderCase
-		enc    string
-		wantGo bool
+		ec   encoderCase
+		enc  string
+		want string // in created_by
 	}{
-		{flat, "", true}, {flat, "AUTO", true}, {flat, EncoderPqarrow, false},
-		{nested, "", false}, {nested, EncoderAuto, false},
+		{flat, "", createdByNative}, {flat, "AUTO", createdByNative}, {flat, EncoderNative, createdByNative},
+		{flat, EncoderParquetGo, "github.com/parquet-go"}, {flat, EncoderPqarrow, arrowGoCreatedBy},
+		{nested, "", arrowGoCreatedBy}, {nested, EncoderAuto, arrowGoCreatedBy},
 	} {
 		sc, recs := c.ec.batches(t, 1, 200, 16)
 		fs := newMemFS()
 		f := writeAll(t, fs, sc, Options{Encoder: c.enc}, recs)[0]
 		by := createdBy(t, fs.bytes(t, f.Path))
-		if strings.Contains(by, "github.com/parquet-go") != c.wantGo {
-			t.Errorf("flat %v, encoder %q: written by %q", c.ec.flat, c.enc, by)
+		if !strings.Contains(by, c.want) {
+			t.Errorf("flat %v, encoder %q: written by %q, want %q", c.ec.flat, c.enc, by, c.want)
 		}
 	}
 	// A schema with a timestamp in another unit is not flat for parquet-go.

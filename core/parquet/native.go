@@ -1,0 +1,1210 @@
+package parquet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"math/bits"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	pgo "github.com/parquet-go/parquet-go"
+	pgocompress "github.com/parquet-go/parquet-go/compress"
+	"github.com/parquet-go/parquet-go/encoding/delta"
+	"github.com/parquet-go/parquet-go/encoding/plain"
+	"github.com/parquet-go/parquet-go/encoding/rle"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+// The native encoder writes flat schemas straight from the Arrow buffers.
+//
+// parquet-go's writer takes values one pgo.Value at a time: each value is
+// converted into a 24-byte Value, copied into a column buffer, inserted into
+// a Go map when the column has a dictionary (29 ns per string), and its
+// definition level counted into a histogram. On TPC-H lineitem that path was
+// about a third of the write's CPU, beside zstd's third (docs/decisions.md).
+// Here a column's values are appended to its open page as they are in Arrow
+// (plain little-endian numbers, string offsets and bytes) or as dictionary
+// indexes from a hash table of our own; a page is encoded at once with
+// parquet-go's encoding kernels (RLE, bit-packed deltas, delta lengths) and
+// compressed with the same codecs. The file layout, page index and footer
+// are written here too. Pages wait in spill buffers (spill.go) until their
+// row group is written, as with parquet-go.
+
+// EncoderNative names the native encoder in Options.Encoder.
+const EncoderNative = "native"
+
+// createdByNative is the created_by of files the native encoder writes.
+const createdByNative = "pyiceberg-go version 0.1.0"
+
+// nativeKind is how a column's values are held.
+type nativeKind uint8
+
+const (
+	kBool nativeKind = iota
+	kInt32
+	kInt64
+	kFloat
+	kDouble
+	kBytes
+	kFixed
+)
+
+// nativeColumn is one column's state: its open page and its chunk in the
+// open row group.
+type nativeColumn struct {
+	kind     nativeKind
+	width    int // plain bytes per value (FIXED_LEN_BYTE_ARRAY: its length); 0 for byte arrays and booleans
+	optional bool
+	enc      format.Encoding // encoding of pages written without the dictionary
+	codec    pgocompress.Codec
+	codecID  format.CompressionCodec
+	dec      bool // a FIXED_LEN_BYTE_ARRAY decimal: no bounds in the footer or column index
+	dict     *nativeDict
+	dictOn   bool  // the open page holds dictionary indexes
+	dictMax  int64 // dictionary bytes past which the column falls back to enc
+	path     []string
+
+	// The open page.
+	rows, nulls int
+	levels      []byte   // definition levels, kept once the page has a null
+	leveled     bool     // levels holds the open page's levels
+	plainBuf    []byte   // fixed-width values, little-endian; booleans one byte each
+	offs        []uint32 // byte arrays: ends of the values in data, after a leading 0
+	data        []byte
+	idx         []int32 // dictionary indexes
+	maxIdx      int32   // the greatest of them
+	plainBytes  int     // the page's values plain-encoded
+	lo, hi      []byte  // the page's bounds, plain-encoded
+	has         bool
+
+	// The open chunk.
+	buf          io.ReadWriteSeeker
+	bufN         int64 // bytes of data pages in buf
+	uncompressed int64 // bytes of data pages, headers included, uncompressed
+	pages        []format.PageLocation
+	ci           format.ColumnIndex
+	chunkRows    int64
+	nullCount    int64
+	cmin, cmax   []byte
+	chas         bool
+	usedDict     bool // some page of the chunk is dictionary-encoded
+	usedEnc      bool // some page is enc-encoded
+	// noIndex drops the chunk's column index: a page of floats held values
+	// but only NaN, which a column index cannot bound (a null page would
+	// say it holds no values).
+	noIndex bool
+}
+
+// nativeDict is a column chunk's dictionary: values by index, found by an
+// open-addressing hash table.
+type nativeDict struct {
+	kind   nativeKind
+	width  int
+	slots  []int32  // index+1 of the entry in this slot, 0 when free
+	keys   []uint64 // per entry: the value's bits (fixed width) or its hash
+	plain  []byte   // fixed-width entries, little-endian
+	data   []byte   // byte-array entries
+	ends   []uint32 // their ends in data
+	size   int64    // plain-encoded bytes of the entries
+	seen   []uint32 // per entry: the page epoch it was last bounded in
+	epoch  uint32
+	shift  uint
+	seed   maphash.Seed
+	newIdx []int32
+}
+
+var dictSeed = maphash.MakeSeed()
+
+func newNativeDict(kind nativeKind, width int) *nativeDict {
+	d := &nativeDict{kind: kind, width: width, seed: dictSeed, epoch: 1}
+	d.grow(1 << 10)
+	return d
+}
+
+func (d *nativeDict) len() int { return len(d.keys) }
+
+// grow resizes the table to n slots (a power of two) and rehashes.
+func (d *nativeDict) grow(n int) {
+	d.slots = make([]int32, n)
+	d.shift = uint(64 - bits.TrailingZeros(uint(n)))
+	for k, key := range d.keys {
+		s := d.slot(key)
+		for d.slots[s] != 0 {
+			s = (s + 1) & (len(d.slots) - 1)
+		}
+		d.slots[s] = int32(k + 1)
+	}
+}
+
+func (d *nativeDict) slot(key uint64) int {
+	return int((key * 0x9E3779B97F4A7C15) >> d.shift)
+}
+
+func (d *nativeDict) reset() {
+	clear(d.slots)
+	d.keys, d.plain, d.data, d.ends, d.seen = d.keys[:0], d.plain[:0], d.data[:0], d.ends[:0], d.seen[:0]
+	d.size = 0
+}
+
+// insertFixed returns the index of the fixed-width value with bits key,
+// adding it (its plain form is v) when new.
+func (d *nativeDict) insertFixed(key uint64, v []byte) int32 {
+	s := d.slot(key)
+	for {
+		k := d.slots[s]
+		if k == 0 {
+			break
+		}
+		if d.keys[k-1] == key {
+			return k - 1
+		}
+		s = (s + 1) & (len(d.slots) - 1)
+	}
+	k := int32(len(d.keys))
+	d.keys = append(d.keys, key)
+	d.plain = append(d.plain, v...)
+	d.seen = append(d.seen, 0)
+	d.size += int64(len(v))
+	d.slots[s] = k + 1
+	if 2*len(d.keys) > len(d.slots) {
+		d.grow(2 * len(d.slots))
+	}
+	return k
+}
+
+// entry is the plain-encoded value of index k (for byte arrays, the bytes).
+func (d *nativeDict) entry(k int32) []byte {
+	if d.kind == kBytes {
+		start := uint32(0)
+		if k > 0 {
+			start = d.ends[k-1]
+		}
+		return d.data[start:d.ends[k]]
+	}
+	return d.plain[int(k)*d.width : int(k+1)*d.width]
+}
+
+func (d *nativeDict) insertBytes(v []byte) int32 {
+	short := len(v) <= 7
+	var h uint64
+	if short {
+		// The bytes themselves, with their length in the top byte, are
+		// the key: equal keys are equal values of up to 7 bytes.
+		h = shortKey(v)
+	} else {
+		h = maphash.Bytes(d.seed, v)
+	}
+	s := d.slot(h)
+	for {
+		k := d.slots[s]
+		if k == 0 {
+			break
+		}
+		if d.keys[k-1] == h {
+			// A long value's hash can equal a short value's key; lengths
+			// tell them apart.
+			if e := d.entry(k - 1); len(e) == len(v) && (short || bytes.Equal(e, v)) {
+				return k - 1
+			}
+		}
+		s = (s + 1) & (len(d.slots) - 1)
+	}
+	k := int32(len(d.keys))
+	d.keys = append(d.keys, h)
+	d.data = append(d.data, v...)
+	d.ends = append(d.ends, uint32(len(d.data)))
+	d.seen = append(d.seen, 0)
+	d.size += int64(4 + len(v))
+	d.slots[s] = k + 1
+	if 2*len(d.keys) > len(d.slots) {
+		d.grow(2 * len(d.slots))
+	}
+	return k
+}
+
+// shortKey packs a value of at most 7 bytes and its length into a number.
+// Values inside a larger buffer (Arrow's) are loaded 8 bytes at once.
+func shortKey(v []byte) uint64 {
+	var x uint64
+	if cap(v) >= 8 {
+		x = binary.LittleEndian.Uint64(v[:8]) & (1<<(8*len(v)) - 1)
+	} else {
+		var b [8]byte
+		copy(b[:], v)
+		x = binary.LittleEndian.Uint64(b[:])
+	}
+	return x | uint64(len(v))<<56
+}
+
+// fresh returns the indexes among idx not yet seen in the open page.
+func (d *nativeDict) fresh(idx []int32) []int32 {
+	d.newIdx = d.newIdx[:0]
+	for _, k := range idx {
+		if d.seen[k] != d.epoch {
+			d.seen[k] = d.epoch
+			d.newIdx = append(d.newIdx, k)
+		}
+	}
+	return d.newIdx
+}
+
+// nativeScratch is one encoding goroutine's buffers.
+type nativeScratch struct {
+	i32    []int32
+	i64    []int64
+	idx    []int32
+	fixed  []byte
+	levels []byte
+	vals   []byte
+	body   []byte
+	comp   []byte
+	header bytes.Buffer
+	bounds boundsScratch
+}
+
+// nativeEncoder writes one Parquet file of a flat schema.
+type nativeEncoder struct {
+	sink         *captureWriter
+	cols         []flatColumn
+	nc           []*nativeColumn
+	schema       []format.SchemaElement
+	orders       []format.ColumnOrder
+	pageRowLimit int
+	pageBytes    int
+	scratch      []nativeScratch
+	rgRows       int64
+	numRows      int64
+	rowGroups    []format.RowGroup
+	indexes      [][]*format.ColumnIndex // by row group and column; nil when a column has none
+	offsets      [][]format.OffsetIndex
+	decBounds    map[int]*decimalBound
+	blooms       []*bloomBuilder
+	filters      [][][]byte
+	released     bool
+}
+
+// nativeSupports reports whether the native encoder writes every column of
+// cols (it writes every flat column).
+func nativeSupports(cols []flatColumn) bool { return cols != nil }
+
+func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict, raw []string, bloom map[int]BloomFilter) (*nativeEncoder, error) {
+	nd, rw := map[string]bool{}, map[string]bool{}
+	for _, n := range noDict {
+		nd[n] = true
+	}
+	for _, n := range raw {
+		rw[n] = true
+	}
+	codec := r.pgoCodec()
+	e := &nativeEncoder{
+		sink: &captureWriter{w: out}, cols: cols, nc: make([]*nativeColumn, len(cols)),
+		pageRowLimit: int(min(r.PageRowLimit, math.MaxInt32)),
+		pageBytes:    pgoPageBytes(r, len(cols)),
+		decBounds:    map[int]*decimalBound{},
+	}
+	e.schema = append(e.schema, format.SchemaElement{Name: "schema", NumChildren: thrift.New(int32(len(cols)))})
+	for i, c := range cols {
+		f := sc.Field(i)
+		t := c.node.Type()
+		el := format.SchemaElement{Name: f.Name, FieldID: int32(max(c.id, 0))}
+		if c.optional {
+			el.RepetitionType = thrift.New(format.Optional)
+		} else {
+			el.RepetitionType = thrift.New(format.Required)
+		}
+		if lt := t.LogicalType(); lt != nil {
+			el.LogicalType = *lt
+			if d, ok := lt.Value.(*format.DecimalType); ok {
+				el.Scale, el.Precision = thrift.New(d.Scale), thrift.New(d.Precision)
+			}
+		}
+		if n := int32(t.Length()); n > 0 {
+			el.TypeLength = thrift.New(n)
+		}
+		if pt := t.PhysicalType(); pt != nil {
+			el.Type = thrift.New(*pt)
+		}
+		if ct := t.ConvertedType(); ct != nil {
+			el.ConvertedType = thrift.New(*ct)
+		}
+		e.schema = append(e.schema, el)
+		e.orders = append(e.orders, *t.ColumnOrder())
+
+		nc := &nativeColumn{optional: c.optional, codec: codec, codecID: codec.CompressionCodec(),
+			dictMax: r.DictionaryPageBytes, path: []string{f.Name}}
+		switch t.Kind() {
+		case pgo.Boolean:
+			nc.kind = kBool
+		case pgo.Int32:
+			nc.kind, nc.width = kInt32, 4
+		case pgo.Int64:
+			nc.kind, nc.width = kInt64, 8
+		case pgo.Float:
+			nc.kind, nc.width = kFloat, 4
+		case pgo.Double:
+			nc.kind, nc.width = kDouble, 8
+		case pgo.ByteArray:
+			nc.kind = kBytes
+		case pgo.FixedLenByteArray:
+			nc.kind, nc.width = kFixed, t.Length()
+		default:
+			return nil, fmt.Errorf("native encoder: column %q of kind %v: %w", f.Name, t.Kind(), errs.ErrInvalidArgument)
+		}
+		nc.enc = format.Plain
+		if !r.PlainEncodings {
+			switch nc.kind {
+			case kInt32, kInt64:
+				nc.enc = format.DeltaBinaryPacked
+			case kBytes:
+				nc.enc = format.DeltaLengthByteArray
+			}
+		}
+		useDict := c.dict && !nd[f.Name] && nc.kind != kFixed
+		if useDict {
+			nc.dict = newNativeDict(nc.kind, nc.width)
+			nc.dictOn = true
+		} else if rw[f.Name] && (nc.kind == kInt32 || nc.kind == kInt64) {
+			// The codec would not shrink them (incompressibleColumns).
+			nc.codec, nc.codecID = nil, format.Uncompressed
+		}
+		if nc.codecID == format.Uncompressed {
+			nc.codec = nil
+		}
+		if c.fixed > 0 {
+			nc.dec = true
+			e.decBounds[i] = &decimalBound{}
+		}
+		nc.offs = []uint32{0}
+		e.nc[i] = nc
+	}
+	if len(bloom) > 0 {
+		e.blooms = make([]*bloomBuilder, len(cols))
+		for i, bf := range bloom {
+			e.blooms[i] = newBloomBuilder(bf, r.BloomMaxBytes)
+		}
+	}
+	if _, err := e.sink.Write([]byte("PAR1")); err != nil {
+		return nil, withIO(err)
+	}
+	openEncoders.Add(1)
+	return e, nil
+}
+
+func (e *nativeEncoder) overestimates() bool { return true }
+
+// rowGroupBytes counts the buffered row group's pages as written and its
+// open pages and dictionaries plain-encoded.
+func (e *nativeEncoder) rowGroupBytes(int64) int64 {
+	var n int64
+	for _, c := range e.nc {
+		n += c.bufN + int64(c.plainBytes)
+		if c.dict != nil && (c.usedDict || c.dictOn) {
+			n += c.dict.size
+		}
+	}
+	return n
+}
+
+func (e *nativeEncoder) write(rec arrow.RecordBatch) error {
+	n := int(rec.NumRows())
+	for i, c := range e.cols {
+		if arr := rec.Column(i); !c.optional && arr.NullN() > 0 {
+			return fmt.Errorf("column %q is required but has %d nulls: %w",
+				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
+		}
+	}
+	err := eachColumnSpread(&e.scratch, len(e.cols), n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *nativeScratch) error {
+		return e.writeColumn(i, rec.Column(i), n, sc)
+	})
+	if err != nil {
+		return err
+	}
+	e.rgRows += int64(n)
+	return nil
+}
+
+// writeColumn appends rows [0, n) of arr to column i's pages.
+func (e *nativeEncoder) writeColumn(i int, arr arrow.Array, n int, sc *nativeScratch) error {
+	c := e.nc[i]
+	rowLimit, byteLimit := pageLimitsFor(e.pageRowLimit, e.pageBytes)
+	for off := 0; off < n; {
+		if c.rows >= rowLimit || c.plainBytes >= byteLimit {
+			if err := e.flushPage(c, sc); err != nil {
+				return err
+			}
+		}
+		rowsLeft := rowLimit - c.rows
+		if c.dictOn {
+			// The dictionary's size is checked after each chunk.
+			rowsLeft = min(rowsLeft, dictChunkRows)
+		}
+		end, _ := chunkEndFor(e.cols[i].width, arr, off, n, rowsLeft, byteLimit-c.plainBytes)
+		if err := e.add(i, c, arr, off, end, sc); err != nil {
+			return err
+		}
+		if e.blooms != nil && e.blooms[i] != nil {
+			e.blooms[i].addArrow(arr, off, end, sc.fixed, e.cols[i].fixed)
+		}
+		if c.rows >= rowLimit || c.plainBytes >= byteLimit {
+			if err := e.flushPage(c, sc); err != nil {
+				return err
+			}
+		}
+		if c.dictOn && c.dict.size > c.dictMax {
+			// The dictionary outgrew its limit: its pages so far keep it,
+			// the column's next pages are written without it.
+			if err := e.flushPage(c, sc); err != nil {
+				return err
+			}
+			c.dictOn = false
+		}
+		off = end
+	}
+	return nil
+}
+
+// dictChunkRows bounds the rows a dictionary takes in before its size is
+// checked against its limit (arrow-go checks every 1,024 values too).
+const dictChunkRows = 1024
+
+// add appends rows [off, end) of arr to c's open page.
+func (e *nativeEncoder) add(i int, c *nativeColumn, arr arrow.Array, off, end int, sc *nativeScratch) error {
+	rows := end - off
+	nulls := 0
+	if c.optional && arr.NullN() > 0 {
+		nulls = nullsIn(arr, off, end)
+	}
+	switch {
+	case nulls > 0:
+		if !c.leveled {
+			c.leveled = true
+			c.levels = c.levels[:0]
+			for range c.rows {
+				c.levels = append(c.levels, 1)
+			}
+		}
+		for j := off; j < end; j++ {
+			c.levels = append(c.levels, b2byte(arr.IsValid(j)))
+		}
+	case c.leveled:
+		for range rows {
+			c.levels = append(c.levels, 1)
+		}
+	}
+	c.rows += rows
+	c.nulls += nulls
+	valid := func(j int) bool { return true }
+	if nulls > 0 {
+		valid = arr.IsValid
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		lo, hi := byte(1), byte(0)
+		for j := off; j < end; j++ {
+			if nulls == 0 || valid(j) {
+				v := b2byte(a.Value(j))
+				c.plainBuf = append(c.plainBuf, v)
+				lo, hi = min(lo, v), max(hi, v)
+			}
+		}
+		c.plainBytes += rows - nulls
+		if rows > nulls {
+			c.widen([]byte{lo}, []byte{hi})
+		}
+		return nil
+	case *array.Int32:
+		return addFixedWidth(c, a.Int32Values()[off:end], arr, off, nulls, sc)
+	case *array.Date32:
+		return addFixedWidth(c, a.Date32Values()[off:end], arr, off, nulls, sc)
+	case *array.Int64:
+		return addFixedWidth(c, a.Int64Values()[off:end], arr, off, nulls, sc)
+	case *array.Time64:
+		return addFixedWidth(c, a.Time64Values()[off:end], arr, off, nulls, sc)
+	case *array.Timestamp:
+		return addFixedWidth(c, a.TimestampValues()[off:end], arr, off, nulls, sc)
+	case *array.Float32:
+		return addFixedWidth(c, a.Float32Values()[off:end], arr, off, nulls, sc)
+	case *array.Float64:
+		return addFixedWidth(c, a.Float64Values()[off:end], arr, off, nulls, sc)
+	case *array.Decimal128:
+		nums := a.Values()[off:end]
+		switch p := a.DataType().(*arrow.Decimal128Type).Precision; {
+		case p <= 9:
+			sc.i32 = sc.i32[:0]
+			for _, n := range nums {
+				sc.i32 = append(sc.i32, int32(n.LowBits()))
+			}
+			return addFixedWidth(c, sc.i32, arr, off, nulls, sc)
+		case p <= 18:
+			sc.i64 = sc.i64[:0]
+			for _, n := range nums {
+				sc.i64 = append(sc.i64, int64(n.LowBits()))
+			}
+			return addFixedWidth(c, sc.i64, arr, off, nulls, sc)
+		}
+		e.decBounds[i].add(nums, arr, off)
+		w := c.width
+		sc.fixed = sc.fixed[:0]
+		var be [16]byte
+		for _, n := range nums {
+			binary.BigEndian.PutUint64(be[:8], uint64(n.HighBits()))
+			binary.BigEndian.PutUint64(be[8:], n.LowBits())
+			sc.fixed = append(sc.fixed, be[16-w:]...)
+		}
+		for j := range nums {
+			if nulls == 0 || valid(off+j) {
+				c.plainBuf = append(c.plainBuf, sc.fixed[j*w:(j+1)*w]...)
+			}
+		}
+		c.plainBytes += (rows - nulls) * w
+		return nil
+	case *array.String:
+		return addBytes(c, a.ValueOffsets(), a.ValueBytes(), arr, off, end, nulls, sc)
+	case *array.Binary:
+		return addBytes(c, a.ValueOffsets(), a.ValueBytes(), arr, off, end, nulls, sc)
+	case *extensions.UUIDArray:
+		return addFixedBytes(c, a.Storage().(*array.FixedSizeBinary), off, end, nulls)
+	case *array.FixedSizeBinary:
+		return addFixedBytes(c, a, off, end, nulls)
+	}
+	return fmt.Errorf("column %d: native encoder cannot write %s: %w", i, arr.DataType(), errs.ErrInvalidArgument)
+}
+
+func b2byte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// widen takes the bounds lo and hi (plain-encoded) into the open page's.
+func (c *nativeColumn) widen(lo, hi []byte) {
+	if !c.has || comparePlain(c.kind, lo, c.lo) < 0 {
+		c.lo = append(c.lo[:0], lo...)
+	}
+	if !c.has || comparePlain(c.kind, hi, c.hi) > 0 {
+		c.hi = append(c.hi[:0], hi...)
+	}
+	c.has = true
+}
+
+// comparePlain orders two plain-encoded values of kind k as Parquet's
+// type-defined order does (signed numbers, unsigned bytes).
+func comparePlain(k nativeKind, a, b []byte) int {
+	switch k {
+	case kBool:
+		return int(a[0]) - int(b[0])
+	case kInt32:
+		x, y := int32(binary.LittleEndian.Uint32(a)), int32(binary.LittleEndian.Uint32(b))
+		return cmpOrdered(x, y)
+	case kInt64:
+		x, y := int64(binary.LittleEndian.Uint64(a)), int64(binary.LittleEndian.Uint64(b))
+		return cmpOrdered(x, y)
+	case kFloat:
+		x, y := math.Float32frombits(binary.LittleEndian.Uint32(a)), math.Float32frombits(binary.LittleEndian.Uint32(b))
+		return cmpOrdered(x, y)
+	case kDouble:
+		x, y := math.Float64frombits(binary.LittleEndian.Uint64(a)), math.Float64frombits(binary.LittleEndian.Uint64(b))
+		return cmpOrdered(x, y)
+	}
+	return bytes.Compare(a, b)
+}
+
+func cmpOrdered[T int32 | int64 | float32 | float64](x, y T) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}
+
+type fixedWidth interface {
+	~int32 | ~int64 | ~float32 | ~float64
+}
+
+// addFixedWidth appends the valid values of vals (rows off.. of arr) to c's
+// open page, as dictionary indexes or plain values, and widens its bounds.
+func addFixedWidth[T fixedWidth](c *nativeColumn, vals []T, arr arrow.Array, off, nulls int, sc *nativeScratch) error {
+	if nulls > 0 {
+		kept := make([]T, 0, len(vals)-nulls)
+		for j, v := range vals {
+			if arr.IsValid(off + j) {
+				kept = append(kept, v)
+			}
+		}
+		vals = kept
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	w := int(unsafe.Sizeof(vals[0]))
+	c.plainBytes += len(vals) * w
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), len(vals)*w)
+	if c.dictOn {
+		d := c.dict
+		mx := c.maxIdx
+		for j := range vals {
+			v := raw[j*w : (j+1)*w]
+			var key uint64
+			if w == 4 {
+				key = uint64(binary.LittleEndian.Uint32(v))
+			} else {
+				key = binary.LittleEndian.Uint64(v)
+			}
+			k := d.insertFixed(key, v)
+			c.idx = append(c.idx, k)
+			mx = max(mx, k)
+		}
+		c.maxIdx = mx
+	} else {
+		c.plainBuf = append(c.plainBuf, raw...)
+	}
+	lo, hi, ok := rangeOf(vals)
+	if !ok {
+		return nil // NaN only
+	}
+	var lb, hb [8]byte
+	putPlain(lb[:w], lo)
+	putPlain(hb[:w], hi)
+	c.widen(lb[:w], hb[:w])
+	return nil
+}
+
+// rangeOf is the min and max of vals, NaN left out (ok is false when
+// nothing else is there).
+func rangeOf[T fixedWidth](vals []T) (lo, hi T, ok bool) {
+	first := -1
+	for j, v := range vals {
+		if v == v {
+			first = j
+			break
+		}
+	}
+	if first < 0 {
+		return lo, hi, false
+	}
+	lo, hi = vals[first], vals[first]
+	for _, v := range vals[first+1:] {
+		lo = min(lo, v)
+		hi = max(hi, v)
+	}
+	if lo != lo || hi != hi { // min/max propagate NaN
+		lo, hi = vals[first], vals[first]
+		for _, v := range vals[first+1:] {
+			if v != v {
+				continue
+			}
+			if v < lo {
+				lo = v
+			}
+			if v > hi {
+				hi = v
+			}
+		}
+	}
+	return lo, hi, true
+}
+
+// putPlain writes v little-endian into b (len(b) is v's size).
+func putPlain[T fixedWidth](b []byte, v T) {
+	switch x := any(v).(type) {
+	case float32:
+		binary.LittleEndian.PutUint32(b, math.Float32bits(x))
+	case float64:
+		binary.LittleEndian.PutUint64(b, math.Float64bits(x))
+	default:
+		if len(b) == 4 {
+			binary.LittleEndian.PutUint32(b, uint32(int32(int64OfInt(v))))
+		} else {
+			binary.LittleEndian.PutUint64(b, uint64(int64OfInt(v)))
+		}
+	}
+}
+
+func int64OfInt[T fixedWidth](v T) int64 { return int64(v) }
+
+// addBytes appends the valid values of rows [off, end) of a String or
+// Binary array (offsets offs, not yet rebased, and data) to c's open page.
+func addBytes(c *nativeColumn, offs []int32, data []byte, arr arrow.Array, off, end, nulls int, sc *nativeScratch) error {
+	base := offs[0]
+	if c.dictOn {
+		d := c.dict
+		start := len(c.idx)
+		for j := off; j < end; j++ {
+			if nulls > 0 && arr.IsNull(j) {
+				continue
+			}
+			v := data[offs[j]-base : offs[j+1]-base]
+			c.idx = append(c.idx, d.insertBytes(v))
+			c.plainBytes += 4 + len(v)
+		}
+		for _, k := range d.fresh(c.idx[start:]) {
+			v := d.entry(k)
+			c.widen(v, v)
+			c.maxIdx = max(c.maxIdx, k)
+		}
+		return nil
+	}
+	if lo, hi, ok := sc.bounds.stringRange(offs, data, base, arr, off, end); ok {
+		c.widen(lo, hi)
+	}
+	if nulls == 0 {
+		shift := uint32(len(c.data)) - uint32(offs[off])
+		c.data = append(c.data, data[offs[off]-base:offs[end]-base]...)
+		for _, o := range offs[off+1 : end+1] {
+			c.offs = append(c.offs, uint32(o)+shift)
+		}
+		c.plainBytes += int(offs[end]-offs[off]) + 4*(end-off)
+		return nil
+	}
+	for j := off; j < end; j++ {
+		if arr.IsNull(j) {
+			continue
+		}
+		c.data = append(c.data, data[offs[j]-base:offs[j+1]-base]...)
+		c.offs = append(c.offs, uint32(len(c.data)))
+		c.plainBytes += 4 + int(offs[j+1]-offs[j])
+	}
+	return nil
+}
+
+// addFixedBytes appends the valid values of rows [off, end) of a
+// FixedSizeBinary array (UUIDs, fixed) to c's open page.
+func addFixedBytes(c *nativeColumn, a *array.FixedSizeBinary, off, end, nulls int) error {
+	for j := off; j < end; j++ {
+		if nulls > 0 && a.IsNull(j) {
+			continue
+		}
+		v := a.Value(j)
+		c.plainBuf = append(c.plainBuf, v...)
+		c.plainBytes += len(v)
+		c.widen(v, v)
+	}
+	return nil
+}
+
+// Encodings of pages, shared (they hold no state).
+var (
+	levelEncoding = &rle.Encoding{BitWidth: 1}
+	deltaInts     = &delta.BinaryPackedEncoding{}
+	deltaLengths  = &delta.LengthByteArrayEncoding{}
+	plainEncoding = &plain.Encoding{}
+)
+
+// flushPage encodes and compresses c's open page into its chunk.
+func (e *nativeEncoder) flushPage(c *nativeColumn, sc *nativeScratch) error {
+	if c.rows == 0 {
+		return nil
+	}
+	body := sc.body[:0]
+	if c.optional {
+		var lv []byte
+		var err error
+		if !c.leveled {
+			// One RLE run of rows 1s.
+			lv = binary.AppendUvarint(sc.levels[:0], uint64(c.rows)<<1)
+			lv = append(lv, 1)
+		} else if lv, err = levelEncoding.EncodeLevels(sc.levels, c.levels); err != nil {
+			return err
+		}
+		sc.levels = lv
+		body = binary.LittleEndian.AppendUint32(body, uint32(len(lv)))
+		body = append(body, lv...)
+	}
+	enc := c.enc
+	var vals []byte
+	var err error
+	switch {
+	case c.dictOn:
+		// The indexes' bit width, then their RLE/bit-packed runs.
+		enc = format.RLEDictionary
+		bw := max(1, bits.Len32(uint32(c.maxIdx)))
+		body = append(body, byte(bw))
+		vals, err = (&rle.Encoding{BitWidth: bw}).EncodeInt32(sc.vals, c.idx)
+	case c.kind == kBool:
+		vals = packBits(sc.vals[:0], c.plainBuf)
+	case enc == format.DeltaBinaryPacked && c.kind == kInt32:
+		vals, err = deltaInts.EncodeInt32(sc.vals, unsafeSlice[int32](c.plainBuf))
+	case enc == format.DeltaBinaryPacked:
+		vals, err = deltaInts.EncodeInt64(sc.vals, unsafeSlice[int64](c.plainBuf))
+	case enc == format.DeltaLengthByteArray:
+		vals, err = deltaLengths.EncodeByteArray(sc.vals, c.data, c.offs)
+	case c.kind == kBytes:
+		vals, err = plainEncoding.EncodeByteArray(sc.vals, c.data, c.offs)
+	default:
+		vals = c.plainBuf
+	}
+	if err != nil {
+		return fmt.Errorf("encoding a page: %w", err)
+	}
+	body = append(body, vals...)
+	if !c.dictOn && c.kind != kBool && c.kind != kBytes && enc == format.Plain {
+		vals = nil // c.plainBuf itself
+	}
+	if vals != nil {
+		sc.vals = vals // the scratch, possibly grown
+	}
+	sc.body = body
+	hdr := format.PageHeader{Type: format.DataPage}
+	hdr.DataPageHeader = thrift.New(format.DataPageHeader{
+		NumValues: int32(c.rows), Encoding: enc,
+		DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE,
+	})
+	n, err := e.writePage(c, &hdr, body, sc)
+	if err != nil {
+		return err
+	}
+	if c.dictOn {
+		c.usedDict = true
+	} else {
+		c.usedEnc = true
+	}
+	c.pages = append(c.pages, format.PageLocation{Offset: c.bufN, CompressedPageSize: int32(n), FirstRowIndex: c.chunkRows})
+	c.bufN += int64(n)
+	c.noIndex = c.noIndex || !c.has && c.rows > c.nulls
+	c.ci.NullPages = append(c.ci.NullPages, !c.has)
+	c.ci.NullCounts = append(c.ci.NullCounts, int64(c.nulls))
+	if c.has {
+		lo, hi := c.lo, c.hi
+		if c.kind == kBytes {
+			lo, hi = indexMin(lo), indexMax(hi)
+		}
+		c.ci.MinValues = append(c.ci.MinValues, bytes.Clone(lo))
+		c.ci.MaxValues = append(c.ci.MaxValues, bytes.Clone(hi))
+		if !c.chas || comparePlain(c.kind, c.lo, c.cmin) < 0 {
+			c.cmin = append(c.cmin[:0], c.lo...)
+		}
+		if !c.chas || comparePlain(c.kind, c.hi, c.cmax) > 0 {
+			c.cmax = append(c.cmax[:0], c.hi...)
+		}
+		c.chas = true
+	} else {
+		c.ci.MinValues = append(c.ci.MinValues, []byte{})
+		c.ci.MaxValues = append(c.ci.MaxValues, []byte{})
+	}
+	c.chunkRows += int64(c.rows)
+	c.nullCount += int64(c.nulls)
+	c.rows, c.nulls, c.plainBytes, c.has, c.maxIdx = 0, 0, 0, false, 0
+	c.leveled = false
+	c.plainBuf, c.data, c.offs, c.idx = c.plainBuf[:0], c.data[:0], c.offs[:1], c.idx[:0]
+	if c.dict != nil {
+		c.dict.epoch++
+	}
+	return nil
+}
+
+// writePage compresses body, prefixes it with hdr (sizes filled in) and
+// appends both to c's chunk buffer; n is the bytes appended.
+func (e *nativeEncoder) writePage(c *nativeColumn, hdr *format.PageHeader, body []byte, sc *nativeScratch) (n int, err error) {
+	out := body
+	if c.codec != nil {
+		if out, err = c.codec.Encode(sc.comp[:0], body); err != nil {
+			return 0, fmt.Errorf("compressing a page: %w", err)
+		}
+		sc.comp = out
+	}
+	hdr.UncompressedPageSize = int32(len(body))
+	hdr.CompressedPageSize = int32(len(out))
+	sc.header.Reset()
+	if err := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&sc.header)).Encode(hdr); err != nil {
+		return 0, fmt.Errorf("encoding a page header: %w", err)
+	}
+	if c.buf == nil {
+		c.buf = pageSpill.GetBuffer()
+	}
+	if _, err := c.buf.Write(sc.header.Bytes()); err != nil {
+		return 0, withIO(err)
+	}
+	if _, err := c.buf.Write(out); err != nil {
+		return 0, withIO(err)
+	}
+	c.uncompressed += int64(sc.header.Len() + len(body))
+	return sc.header.Len() + len(out), nil
+}
+
+// packBits packs one-byte booleans into bits, least significant first.
+func packBits(dst, vals []byte) []byte {
+	for j := 0; j < len(vals); j += 8 {
+		var b byte
+		for k, v := range vals[j:min(j+8, len(vals))] {
+			b |= v << k
+		}
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+// unsafeSlice views plain little-endian bytes as numbers.
+func unsafeSlice[T int32 | int64](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(zero)))
+}
+
+// dictionaryPage encodes c's dictionary as a dictionary page (header and
+// compressed body).
+func (e *nativeEncoder) dictionaryPage(c *nativeColumn, sc *nativeScratch) ([]byte, int64, error) {
+	d := c.dict
+	body := sc.body[:0]
+	if d.kind == kBytes {
+		start := uint32(0)
+		for _, end := range d.ends {
+			body = plain.AppendByteArray(body, d.data[start:end])
+			start = end
+		}
+	} else {
+		body = append(body, d.plain...)
+	}
+	sc.body = body
+	out := body
+	var err error
+	if c.codec != nil {
+		if out, err = c.codec.Encode(sc.comp[:0], body); err != nil {
+			return nil, 0, fmt.Errorf("compressing a dictionary page: %w", err)
+		}
+		sc.comp = out
+	}
+	hdr := format.PageHeader{Type: format.DictionaryPage, UncompressedPageSize: int32(len(body)), CompressedPageSize: int32(len(out))}
+	hdr.DictionaryPageHeader = thrift.New(format.DictionaryPageHeader{NumValues: int32(d.len()), Encoding: format.Plain})
+	sc.header.Reset()
+	if err := thrift.NewEncoder(new(thrift.CompactProtocol).NewWriter(&sc.header)).Encode(&hdr); err != nil {
+		return nil, 0, fmt.Errorf("encoding a page header: %w", err)
+	}
+	page := append(bytes.Clone(sc.header.Bytes()), out...)
+	return page, int64(sc.header.Len() + len(body)), nil
+}
+
+func (e *nativeEncoder) newRowGroup() error {
+	// The last pages, and the dictionary pages, are encoded and compressed
+	// on the cores other encoders leave free.
+	dictPages := make([][]byte, len(e.nc))
+	dictRaw := make([]int64, len(e.nc))
+	err := eachColumnSpread(&e.scratch, len(e.nc), int(e.rgRows), func(i int) int64 { return int64(e.nc[i].plainBytes) }, func(i int, sc *nativeScratch) error {
+		c := e.nc[i]
+		if err := e.flushPage(c, sc); err != nil {
+			return err
+		}
+		if c.usedDict {
+			page, raw, err := e.dictionaryPage(c, sc)
+			if err != nil {
+				return err
+			}
+			dictPages[i], dictRaw[i] = page, raw
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if e.rgRows == 0 {
+		return nil
+	}
+	rg := format.RowGroup{NumRows: e.rgRows, FileOffset: e.sink.n, Ordinal: int16(len(e.rowGroups))}
+	cis := make([]*format.ColumnIndex, len(e.nc))
+	ois := make([]format.OffsetIndex, len(e.nc))
+	for i, c := range e.nc {
+		start := e.sink.n
+		md := format.ColumnMetaData{
+			Type: e.schema[i+1].Type.V, PathInSchema: c.path, Codec: c.codecID,
+			NumValues: c.chunkRows, TotalUncompressedSize: c.uncompressed,
+		}
+		if dictPages[i] != nil {
+			md.DictionaryPageOffset = start
+			if _, err := e.sink.Write(dictPages[i]); err != nil {
+				return withIO(err)
+			}
+			md.TotalUncompressedSize += dictRaw[i]
+			md.Encoding = append(md.Encoding, format.Plain, format.RLE, format.RLEDictionary)
+		}
+		md.DataPageOffset = e.sink.n
+		if c.usedEnc && (dictPages[i] == nil || c.enc != format.Plain) {
+			md.Encoding = append(md.Encoding, c.enc)
+			if dictPages[i] == nil {
+				md.Encoding = append(md.Encoding, format.RLE)
+			}
+		}
+		if c.buf != nil {
+			if _, err := c.buf.Seek(0, io.SeekStart); err != nil {
+				return withIO(err)
+			}
+			if _, err := io.Copy(e.sink, c.buf); err != nil {
+				return withIO(err)
+			}
+			pageSpill.PutBuffer(c.buf)
+			c.buf = nil
+		}
+		md.TotalCompressedSize = e.sink.n - start
+		md.Statistics.NullCount = c.nullCount
+		if c.chas && !c.dec {
+			md.Statistics.MinValue, md.Statistics.MaxValue = bytes.Clone(c.cmin), bytes.Clone(c.cmax)
+			if c.kind == kFloat || c.kind == kDouble {
+				md.Statistics.MinValue, md.Statistics.MaxValue = signedZeroBounds(c.kind, md.Statistics.MinValue, md.Statistics.MaxValue)
+			}
+		}
+		for p := range c.pages {
+			c.pages[p].Offset += md.DataPageOffset
+		}
+		ois[i] = format.OffsetIndex{PageLocations: c.pages}
+		if !c.dec && !c.noIndex {
+			ci := c.ci
+			if c.kind == kFloat || c.kind == kDouble {
+				for p := range ci.MinValues {
+					if !ci.NullPages[p] {
+						ci.MinValues[p], ci.MaxValues[p] = signedZeroBounds(c.kind, ci.MinValues[p], ci.MaxValues[p])
+					}
+				}
+			}
+			ci.BoundaryOrder = boundaryOrderBy(&ci, func(a, b []byte) int { return comparePlain(c.kind, a, b) })
+			cis[i] = &ci
+		}
+		rg.Columns = append(rg.Columns, format.ColumnChunk{FileOffset: start, MetaData: md})
+		rg.TotalByteSize += md.TotalUncompressedSize
+		rg.TotalCompressedSize += md.TotalCompressedSize
+		// The next chunk starts afresh.
+		c.pages, c.ci = nil, format.ColumnIndex{}
+		c.bufN, c.uncompressed, c.chunkRows, c.nullCount, c.chas = 0, 0, 0, 0, false
+		c.usedDict, c.usedEnc, c.noIndex = false, false, false
+		if c.dict != nil {
+			c.dict.reset()
+		}
+	}
+	e.rowGroups = append(e.rowGroups, rg)
+	e.indexes = append(e.indexes, cis)
+	e.offsets = append(e.offsets, ois)
+	e.numRows += e.rgRows
+	e.rgRows = 0
+	if e.blooms != nil {
+		rgf := make([][]byte, len(e.blooms))
+		for i, b := range e.blooms {
+			if b != nil {
+				rgf[i] = b.finish()
+			}
+		}
+		e.filters = append(e.filters, rgf)
+	}
+	return nil
+}
+
+// signedZeroBounds writes a zero minimum as -0 and a zero maximum as +0,
+// as the Parquet format asks of floating-point bounds.
+func signedZeroBounds(k nativeKind, lo, hi []byte) ([]byte, []byte) {
+	if k == kFloat {
+		if math.Float32frombits(binary.LittleEndian.Uint32(lo)) == 0 {
+			lo = binary.LittleEndian.AppendUint32(nil, math.Float32bits(float32(math.Copysign(0, -1))))
+		}
+		if math.Float32frombits(binary.LittleEndian.Uint32(hi)) == 0 {
+			hi = binary.LittleEndian.AppendUint32(nil, 0)
+		}
+		return lo, hi
+	}
+	if math.Float64frombits(binary.LittleEndian.Uint64(lo)) == 0 {
+		lo = binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.Copysign(0, -1)))
+	}
+	if math.Float64frombits(binary.LittleEndian.Uint64(hi)) == 0 {
+		hi = binary.LittleEndian.AppendUint64(nil, 0)
+	}
+	return lo, hi
+}
+
+// close writes the last row group, the page index, the bloom filters and
+// the footer.
+func (e *nativeEncoder) close() (*metadata.FileMetaData, error) {
+	defer e.release()
+	if err := e.newRowGroup(); err != nil {
+		return nil, err
+	}
+	proto := new(thrift.CompactProtocol)
+	for rg := range e.rowGroups {
+		for i, ci := range e.indexes[rg] {
+			if ci == nil {
+				continue
+			}
+			raw, err := thrift.Marshal(proto, ci)
+			if err != nil {
+				return nil, fmt.Errorf("encoding a column index: %w", err)
+			}
+			cc := &e.rowGroups[rg].Columns[i]
+			cc.ColumnIndexOffset, cc.ColumnIndexLength = e.sink.n, int32(len(raw))
+			if _, err := e.sink.Write(raw); err != nil {
+				return nil, withIO(err)
+			}
+		}
+	}
+	for rg := range e.rowGroups {
+		for i := range e.offsets[rg] {
+			raw, err := thrift.Marshal(proto, &e.offsets[rg][i])
+			if err != nil {
+				return nil, fmt.Errorf("encoding an offset index: %w", err)
+			}
+			cc := &e.rowGroups[rg].Columns[i]
+			cc.OffsetIndexOffset, cc.OffsetIndexLength = e.sink.n, int32(len(raw))
+			if _, err := e.sink.Write(raw); err != nil {
+				return nil, withIO(err)
+			}
+		}
+	}
+	md := format.FileMetaData{
+		Version: 1, Schema: e.schema, NumRows: e.numRows, RowGroups: e.rowGroups,
+		CreatedBy: createdByNative, ColumnOrders: e.orders,
+	}
+	if err := writeBloomFilters(e.sink, &md, e.filters); err != nil {
+		return nil, err
+	}
+	e.filters = nil
+	return writeFooter(e.sink, &md)
+}
+
+// discard drops the unfinished file, handing its page buffers back.
+func (e *nativeEncoder) discard() {
+	defer e.release()
+	for _, c := range e.nc {
+		if c.buf != nil {
+			pageSpill.PutBuffer(c.buf)
+			c.buf = nil
+		}
+	}
+}
+
+func (e *nativeEncoder) release() {
+	if !e.released {
+		e.released = true
+		openEncoders.Add(-1)
+	}
+}
+
+func (e *nativeEncoder) fixMetrics(f *File) {
+	for i, b := range e.decBounds {
+		id := e.cols[i].id
+		if id < 0 || !b.set {
+			continue
+		}
+		f.Lower[id] = decimalBytesOf(b.lo)
+		f.Upper[id] = decimalBytesOf(b.hi)
+	}
+}
+
+var _ fileEncoder = (*nativeEncoder)(nil)
+
+// nullsIn counts the nulls among rows [off, end) of arr.
+func nullsIn(arr arrow.Array, off, end int) int {
+	bm := arr.NullBitmapBytes()
+	if len(bm) == 0 {
+		return 0
+	}
+	return end - off - bitutil.CountSetBits(bm, arr.Data().Offset()+off, end-off)
+}

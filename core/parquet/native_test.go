@@ -1,0 +1,315 @@
+package parquet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	pq "github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/iceberg-go"
+)
+
+// nativeBatches are columns that exercise the native encoder's paths:
+// dictionaries of each kind (with nulls and empty strings), a dictionary
+// that outgrows a small limit, long strings without one, floats with NaN
+// and signed zeros, runs of nulls long enough to fill pages, booleans.
+func nativeBatches(t *testing.T, batches, rows int) (*arrow.Schema, []arrow.RecordBatch) {
+	t.Helper()
+	sc := arrowSchema(t, iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "i", Type: iceberg.PrimitiveTypes.Int32},
+		iceberg.NestedField{ID: 2, Name: "l", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "cat", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 4, Name: "mid", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 5, Name: "long", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 6, Name: "d", Type: iceberg.PrimitiveTypes.Float64},
+		iceberg.NestedField{ID: 7, Name: "f", Type: iceberg.PrimitiveTypes.Float32},
+		iceberg.NestedField{ID: 8, Name: "sparse", Type: iceberg.PrimitiveTypes.Int64},
+		iceberg.NestedField{ID: 9, Name: "b", Type: iceberg.PrimitiveTypes.Bool},
+		iceberg.NestedField{ID: 10, Name: "day", Type: iceberg.PrimitiveTypes.Date},
+		iceberg.NestedField{ID: 11, Name: "amt", Type: iceberg.DecimalTypeOf(9, 2)},
+		iceberg.NestedField{ID: 12, Name: "wide", Type: iceberg.DecimalTypeOf(30, 3)},
+		iceberg.NestedField{ID: 13, Name: "bin", Type: iceberg.PrimitiveTypes.Binary},
+	))
+	r := rand.New(rand.NewPCG(5, 6))
+	recs := make([]arrow.RecordBatch, batches)
+	n := 0
+	for k := range recs {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for range rows {
+			n++
+			if n%9 == 0 {
+				b.Field(0).AppendNull()
+			} else {
+				b.Field(0).(*array.Int32Builder).Append(int32(r.IntN(40) - 20))
+			}
+			b.Field(1).(*array.Int64Builder).Append(int64(r.IntN(300)) * 1_000_003)
+			switch v := r.IntN(12); v {
+			case 0:
+				b.Field(2).AppendNull()
+			case 1:
+				b.Field(2).(*array.StringBuilder).Append("")
+			default:
+				b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("cat-%d", v))
+			}
+			b.Field(3).(*array.StringBuilder).Append(fmt.Sprintf("mid-%05d", r.IntN(5000)))
+			b.Field(4).(*array.StringBuilder).Append(fmt.Sprintf("a long value, longer than sixteen bytes %d", r.Uint64()))
+			switch v := r.IntN(20); v {
+			case 0:
+				b.Field(5).(*array.Float64Builder).Append(math.NaN())
+			case 1:
+				b.Field(5).(*array.Float64Builder).Append(math.Copysign(0, -1))
+			case 2:
+				b.Field(5).AppendNull()
+			default:
+				b.Field(5).(*array.Float64Builder).Append(r.NormFloat64())
+			}
+			if (n/700)%3 == 0 { // a run of NaN only
+				b.Field(6).(*array.Float32Builder).Append(float32(math.NaN()))
+			} else {
+				b.Field(6).(*array.Float32Builder).Append(float32(r.IntN(100)))
+			}
+			if (n/1500)%2 == 0 { // runs of nulls longer than a page
+				b.Field(7).AppendNull()
+			} else {
+				b.Field(7).(*array.Int64Builder).Append(r.Int64N(1 << 40))
+			}
+			b.Field(8).(*array.BooleanBuilder).Append(r.IntN(3) == 0)
+			b.Field(9).(*array.Date32Builder).Append(arrow.Date32(18000 + r.IntN(60)))
+			b.Field(10).(*array.Decimal128Builder).Append(decimal128.FromI64(int64(r.IntN(2000) - 1000)))
+			if n%7 == 0 {
+				b.Field(11).AppendNull()
+			} else {
+				b.Field(11).(*array.Decimal128Builder).Append(decimal128.New(int64(r.IntN(5)-2), r.Uint64()))
+			}
+			b.Field(12).(*array.BinaryBuilder).Append([]byte{byte(r.IntN(4)), 0xff, byte(n)})
+		}
+		recs[k] = b.NewRecordBatch()
+		b.Release()
+	}
+	return sc, recs
+}
+
+// boundCompare returns a function comparing row j of arr with a
+// plain-encoded bound of physical type pt (Parquet's order for it), and
+// whether row j is a value (not null, not NaN).
+func boundCompare(t *testing.T, arr arrow.Array, pt pq.Type) (cmp func(j int, bound []byte) int, value func(j int) bool) {
+	t.Helper()
+	value = func(j int) bool { return arr.IsValid(j) }
+	switch a := arr.(type) {
+	case *array.Boolean:
+		cmp = func(j int, b []byte) int { return int(b2byte(a.Value(j))) - int(b[0]) }
+	case *array.Int32:
+		cmp = func(j int, b []byte) int { return cmpOrdered(a.Value(j), int32(binary.LittleEndian.Uint32(b))) }
+	case *array.Date32:
+		cmp = func(j int, b []byte) int {
+			return cmpOrdered(int32(a.Value(j)), int32(binary.LittleEndian.Uint32(b)))
+		}
+	case *array.Int64:
+		cmp = func(j int, b []byte) int { return cmpOrdered(a.Value(j), int64(binary.LittleEndian.Uint64(b))) }
+	case *array.Decimal128:
+		if pt != pq.Types.Int32 {
+			return nil, value // wide decimals have no column index
+		}
+		cmp = func(j int, b []byte) int {
+			return cmpOrdered(int32(a.Value(j).LowBits()), int32(binary.LittleEndian.Uint32(b)))
+		}
+	case *array.Float64:
+		value = func(j int) bool { return a.IsValid(j) && !math.IsNaN(a.Value(j)) }
+		cmp = func(j int, b []byte) int {
+			return cmpOrdered(a.Value(j), math.Float64frombits(binary.LittleEndian.Uint64(b)))
+		}
+	case *array.Float32:
+		value = func(j int) bool { return a.IsValid(j) && !math.IsNaN(float64(a.Value(j))) }
+		cmp = func(j int, b []byte) int {
+			return cmpOrdered(a.Value(j), math.Float32frombits(binary.LittleEndian.Uint32(b)))
+		}
+	case *array.String:
+		cmp = func(j int, b []byte) int { return bytes.Compare([]byte(a.Value(j)), b) }
+	case *array.Binary:
+		cmp = func(j int, b []byte) int { return bytes.Compare(a.Value(j), b) }
+	default:
+		t.Fatalf("no comparison for %s", arr.DataType())
+	}
+	return cmp, value
+}
+
+// TestNativePageIndexBoundsEachPage checks every page of every column chunk
+// the native encoder writes against the rows it holds: the offset index
+// gives each page's first row, the column index its null flag, null count
+// and bounds, which must be the page's real min and max (byte arrays: a
+// prefix at most 16 bytes long below the min, a value above the max);
+// chunk statistics must be the chunk's. Small pages, several row groups and
+// a dictionary that falls back to plain encoding take every path.
+func TestNativePageIndexBoundsEachPage(t *testing.T) {
+	sc, recs := nativeBatches(t, 3, 7000)
+	opts, err := OptionsFromProperties(map[string]string{
+		PropPageRowLimit: "700", PropRowGroupBytes: "300000", PropDictPageBytes: "20000",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Encoder = EncoderNative
+	fs := newMemFS()
+	files := writeAll(t, fs, sc, opts, recs)
+	if len(files) != 1 {
+		t.Fatalf("%d files", len(files))
+	}
+	data := fs.bytes(t, files[0].Path)
+	tbl := readBack(t, data)
+	defer tbl.Release()
+	if tbl.NumRows() != 21000 {
+		t.Fatalf("%d rows read back", tbl.NumRows())
+	}
+	cols := make([]arrow.Array, sc.NumFields())
+	for i := range cols {
+		in := make([]arrow.Array, len(recs))
+		for k, rec := range recs {
+			in[k] = rec.Column(i)
+		}
+		cat, err := array.Concatenate(in, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cat.Release()
+		cols[i] = cat
+		if got, want := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{cat}); got != want {
+			t.Errorf("column %s differs after read back", sc.Field(i).Name)
+		}
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 3 {
+		t.Fatalf("%d row groups, want several", rdr.NumRowGroups())
+	}
+	pir := rdr.GetPageIndexReader()
+	fallbacks := 0
+	rgStart := 0
+	for rg := 0; rg < rdr.NumRowGroups(); rg++ {
+		rgRows := int(rdr.MetaData().RowGroup(rg).NumRows())
+		rgr, err := pir.RowGroup(rg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range sc.NumFields() {
+			col := rdr.MetaData().Schema.Column(c)
+			name := col.Path()
+			cmp, value := boundCompare(t, cols[c], col.PhysicalType())
+			ci, err := rgr.GetColumnIndex(c)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			oi, err := rgr.GetOffsetIndex(c)
+			if err != nil || oi == nil {
+				t.Fatalf("%s: offset index %v, %v", name, oi, err)
+			}
+			locs := oi.GetPageLocations()
+			if locs[0].FirstRowIndex != 0 {
+				t.Fatalf("%s: first page at row %d", name, locs[0].FirstRowIndex)
+			}
+			var anyNaNOnly bool
+			for p, loc := range locs {
+				start, end := rgStart+int(loc.FirstRowIndex), rgStart+rgRows
+				if p+1 < len(locs) {
+					end = rgStart + int(locs[p+1].FirstRowIndex)
+				}
+				if end-start > 700 || end <= start {
+					t.Fatalf("%s page %d: rows %d..%d", name, p, start, end)
+				}
+				nulls, values := 0, 0
+				for j := start; j < end; j++ {
+					if cols[c].IsNull(j) {
+						nulls++
+					} else if value(j) {
+						values++
+					}
+				}
+				anyNaNOnly = anyNaNOnly || values == 0 && nulls < end-start
+				if ci == nil || cmp == nil {
+					continue
+				}
+				if got := ci.GetNullCounts()[p]; got != int64(nulls) {
+					t.Errorf("%s page %d: null count %d, want %d", name, p, got, nulls)
+				}
+				if ci.GetNullPages()[p] != (values == 0) {
+					t.Errorf("%s page %d: null page %v with %d values", name, p, ci.GetNullPages()[p], values)
+					continue
+				}
+				if values == 0 {
+					continue
+				}
+				lo, hi := ci.GetMinValues()[p], ci.GetMaxValues()[p]
+				loSeen, hiSeen := false, false
+				for j := start; j < end; j++ {
+					if !value(j) {
+						continue
+					}
+					if cmp(j, lo) < 0 || cmp(j, hi) > 0 {
+						t.Fatalf("%s page %d: row %d outside the page's bounds", name, p, j)
+					}
+					loSeen = loSeen || cmp(j, lo) == 0
+					hiSeen = hiSeen || cmp(j, hi) == 0
+				}
+				truncated := col.PhysicalType() == pq.Types.ByteArray && (len(lo) == columnIndexLimit || len(hi) <= columnIndexLimit && !hiSeen)
+				if (!loSeen || !hiSeen) && !truncated {
+					t.Errorf("%s page %d: bounds %x..%x are not the page's own values", name, p, lo, hi)
+				}
+			}
+			if anyNaNOnly != (ci == nil) && cmp != nil {
+				t.Errorf("%s: NaN-only page %v, column index %v", name, anyNaNOnly, ci != nil)
+			}
+			// Chunk statistics are the chunk's own.
+			cc, err := rdr.MetaData().RowGroup(rg).ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == "mid" {
+				for _, e := range cc.Encodings() {
+					if e == pq.Encodings.DeltaLengthByteArray {
+						fallbacks++
+					}
+				}
+			}
+			st, err := cc.Statistics()
+			if err != nil || st == nil {
+				t.Fatalf("%s: statistics %v, %v", name, st, err)
+			}
+			nulls, values := 0, 0
+			for j := rgStart; j < rgStart+rgRows; j++ {
+				if cols[c].IsNull(j) {
+					nulls++
+				} else if value(j) {
+					values++
+				}
+			}
+			if st.NullCount() != int64(nulls) {
+				t.Errorf("%s: chunk null count %d, want %d", name, st.NullCount(), nulls)
+			}
+			if cmp == nil || values == 0 {
+				continue
+			}
+			if !st.HasMinMax() {
+				t.Fatalf("%s: no chunk bounds", name)
+			}
+			for j := rgStart; j < rgStart+rgRows; j++ {
+				if value(j) && (cmp(j, st.EncodeMin()) < 0 || cmp(j, st.EncodeMax()) > 0) {
+					t.Fatalf("%s: row %d outside the chunk's statistics", name, j)
+				}
+			}
+		}
+		rgStart += rgRows
+	}
+	if fallbacks == 0 {
+		t.Error("the mid column never fell back from its dictionary")
+	}
+}
