@@ -195,6 +195,32 @@ func (d *nativeDict) entry(k int32) []byte {
 	return d.plain[int(k)*d.width : int(k+1)*d.width]
 }
 
+// findBytes is insertBytes with the probe for a value of up to 7 bytes
+// inlined (the common case of low-cardinality strings).
+func (d *nativeDict) findBytes(v []byte) int32 {
+	if len(v) <= 7 && cap(v) >= 8 {
+		h := binary.LittleEndian.Uint64(v[:8])&(1<<(8*len(v))-1) | uint64(len(v))<<56
+		for s := int((h * 0x9E3779B97F4A7C15) >> d.shift); ; s = (s + 1) & (len(d.slots) - 1) {
+			k := d.slots[s]
+			if k == 0 {
+				break
+			}
+			if d.keys[k-1] == h && d.entryLen(k-1) == len(v) {
+				return k - 1
+			}
+		}
+	}
+	return d.insertBytes(v)
+}
+
+// entryLen is the length of byte-array entry k.
+func (d *nativeDict) entryLen(k int32) int {
+	if k == 0 {
+		return int(d.ends[0])
+	}
+	return int(d.ends[k] - d.ends[k-1])
+}
+
 func (d *nativeDict) insertBytes(v []byte) int32 {
 	short := len(v) <= 7
 	var h uint64
@@ -291,7 +317,7 @@ type nativeEncoder struct {
 	decBounds    map[int]*decimalBound
 	blooms       []*bloomBuilder
 	filters      [][][]byte
-	released     bool
+	openCount
 }
 
 // nativeSupports reports whether the native encoder writes every column of
@@ -397,7 +423,7 @@ func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r reso
 	if _, err := e.sink.Write([]byte("PAR1")); err != nil {
 		return nil, withIO(err)
 	}
-	openEncoders.Add(1)
+	e.openCount = newOpenCount()
 	return e, nil
 }
 
@@ -418,11 +444,8 @@ func (e *nativeEncoder) rowGroupBytes(int64) int64 {
 
 func (e *nativeEncoder) write(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
-	for i, c := range e.cols {
-		if arr := rec.Column(i); !c.optional && arr.NullN() > 0 {
-			return fmt.Errorf("column %q is required but has %d nulls: %w",
-				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
-		}
+	if err := checkRequired(e.cols, rec); err != nil {
+		return err
 	}
 	err := eachColumnSpread(&e.scratch, len(e.cols), n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *nativeScratch) error {
 		return e.writeColumn(i, rec.Column(i), n, sc)
@@ -654,19 +677,28 @@ func addFixedWidth[T fixedWidth](c *nativeColumn, vals []T, arr arrow.Array, off
 	c.plainBytes += len(vals) * w
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), len(vals)*w)
 	if c.dictOn {
+		// The probe of insertFixed, inlined: most values are found.
 		d := c.dict
 		mx := c.maxIdx
-		for j := range vals {
-			v := raw[j*w : (j+1)*w]
-			var key uint64
-			if w == 4 {
-				key = uint64(binary.LittleEndian.Uint32(v))
-			} else {
-				key = binary.LittleEndian.Uint64(v)
+		slots, keys, shift, mask := d.slots, d.keys, d.shift, len(d.slots)-1
+		for j, v := range vals {
+			key := uint64(v)
+			s := int((key * 0x9E3779B97F4A7C15) >> shift)
+			var k int32
+			for {
+				k = slots[s]
+				if k == 0 {
+					k = d.insertFixed(key, raw[j*w:(j+1)*w]) + 1
+					slots, keys, shift, mask = d.slots, d.keys, d.shift, len(d.slots)-1
+					break
+				}
+				if keys[k-1] == key {
+					break
+				}
+				s = (s + 1) & mask
 			}
-			k := d.insertFixed(key, v)
-			c.idx = append(c.idx, k)
-			mx = max(mx, k)
+			c.idx = append(c.idx, k-1)
+			mx = max(mx, k-1)
 		}
 		c.maxIdx = mx
 	} else {
@@ -748,7 +780,7 @@ func addBytes(c *nativeColumn, offs []int32, data []byte, arr arrow.Array, off, 
 				continue
 			}
 			v := data[offs[j]-base : offs[j+1]-base]
-			c.idx = append(c.idx, d.insertBytes(v))
+			c.idx = append(c.idx, d.findBytes(v))
 			c.plainBytes += 4 + len(v)
 		}
 		for _, k := range d.fresh(c.idx[start:]) {
@@ -1180,23 +1212,7 @@ func (e *nativeEncoder) discard() {
 	}
 }
 
-func (e *nativeEncoder) release() {
-	if !e.released {
-		e.released = true
-		openEncoders.Add(-1)
-	}
-}
-
-func (e *nativeEncoder) fixMetrics(f *File) {
-	for i, b := range e.decBounds {
-		id := e.cols[i].id
-		if id < 0 || !b.set {
-			continue
-		}
-		f.Lower[id] = decimalBytesOf(b.lo)
-		f.Upper[id] = decimalBytesOf(b.hi)
-	}
-}
+func (e *nativeEncoder) fixMetrics(f *File) { fixDecimalMetrics(f, e.cols, e.decBounds) }
 
 var _ fileEncoder = (*nativeEncoder)(nil)
 

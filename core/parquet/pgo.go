@@ -280,9 +280,8 @@ type pgoEncoder struct {
 	pageBytes    []int
 	pageRows     []int
 	pageUsed     []int
-	// released is set once the encoder left openEncoders.
-	released bool
-	rgRows   int64
+	openCount
+	rgRows int64
 	// blooms builds the bloom filter of each column that has one (nil
 	// otherwise); filters holds the finished ones by row group, then column.
 	// They are written after the last row group, by rewriting the footer
@@ -394,7 +393,7 @@ func newPgoEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolve
 	// statistics back on.
 	e.w = pgo.NewGenericWriter[any](e.sink, opts...)
 	e.cws = e.w.ColumnWriters()
-	openEncoders.Add(1)
+	e.openCount = newOpenCount()
 	return e, nil
 }
 
@@ -514,11 +513,8 @@ func eachColumnSpread[S any](scratch *[]S, ncols, rows int, cost func(i int) int
 
 func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
-	for i, c := range e.cols {
-		if arr := rec.Column(i); !c.optional && arr.NullN() > 0 {
-			return fmt.Errorf("column %q is required but has %d nulls: %w",
-				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
-		}
+	if err := checkRequired(e.cols, rec); err != nil {
+		return err
 	}
 	err := e.eachColumn(n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *encodeScratch) error {
 		return e.writeColumn(i, rec.Column(i), n, sc)
@@ -527,6 +523,17 @@ func (e *pgoEncoder) write(rec arrow.RecordBatch) error {
 		return err
 	}
 	e.rgRows += int64(n)
+	return nil
+}
+
+// checkRequired rejects a batch with nulls in a column cols says is required.
+func checkRequired(cols []flatColumn, rec arrow.RecordBatch) error {
+	for i, c := range cols {
+		if arr := rec.Column(i); !c.optional && arr.NullN() > 0 {
+			return fmt.Errorf("column %q is required but has %d nulls: %w",
+				rec.Schema().Field(i).Name, arr.NullN(), errs.ErrInvalidArgument)
+		}
+	}
 	return nil
 }
 
@@ -794,10 +801,16 @@ func (e *pgoEncoder) discard() {
 	e.w.Reset(io.Discard)
 }
 
+// openCount is an encoder's place in openEncoders: counted when the
+// encoder is made, released once.
+type openCount struct{ released bool }
+
+func newOpenCount() openCount { openEncoders.Add(1); return openCount{} }
+
 // release takes the encoder out of openEncoders, once.
-func (e *pgoEncoder) release() {
-	if !e.released {
-		e.released = true
+func (o *openCount) release() {
+	if !o.released {
+		o.released = true
 		openEncoders.Add(-1)
 	}
 }
@@ -819,9 +832,14 @@ func (b *decimalBound) add(nums []decimal128.Num, arr arrow.Array, off int) {
 	}
 }
 
-func (e *pgoEncoder) fixMetrics(f *File) {
-	for i, b := range e.decBounds {
-		id := e.cols[i].id
+func (e *pgoEncoder) fixMetrics(f *File) { fixDecimalMetrics(f, e.cols, e.decBounds) }
+
+// fixDecimalMetrics sets the bounds of the FIXED_LEN_BYTE_ARRAY decimal
+// columns (by column index in bounds) that the encoder kept out of the
+// footer.
+func fixDecimalMetrics(f *File, cols []flatColumn, bounds map[int]*decimalBound) {
+	for i, b := range bounds {
+		id := cols[i].id
 		if id < 0 || !b.set {
 			continue
 		}

@@ -1,7 +1,9 @@
 package transform
 
 import (
+	"encoding/binary"
 	"math"
+	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -201,12 +203,31 @@ func codeInts[T ~int32 | ~int64](vals []T, bm []byte, off int, codes []uint32, l
 
 func codeVar[O int32 | int64](offs []O, vals []byte, bm []byte, off int, codes []uint32) uint64 {
 	seen := make(map[string]uint32)
+	var short shortCodes
 	for i := range codes {
 		if bm != nil && !bitutil.BitIsSet(bm, off+i) {
 			codes[i] = 0
 			continue
 		}
 		v := vals[offs[i]:offs[i+1]]
+		if len(v) <= 7 && cap(v) >= 8 {
+			// Short values (flags, modes, country codes) are their own
+			// key, their length in the top byte, in a table of their own:
+			// no hashing of the bytes.
+			key := binary.LittleEndian.Uint64(v[:8])&(1<<(8*len(v))-1) | uint64(len(v))<<56
+			if id := short.get(key); id != 0 {
+				codes[i] = id
+				continue
+			}
+			id, ok := seen[string(v)]
+			if !ok {
+				id = uint32(len(seen)) + 1
+				seen[string(v)] = id
+			}
+			short.put(key, id)
+			codes[i] = id
+			continue
+		}
 		id, ok := seen[string(v)] // no allocation for a lookup
 		if !ok {
 			id = uint32(len(seen)) + 1
@@ -215,4 +236,49 @@ func codeVar[O int32 | int64](offs []O, vals []byte, bm []byte, off int, codes [
 		codes[i] = id
 	}
 	return uint64(len(seen)) + 1
+}
+
+// shortCodes maps keys of short values to their codes (0: absent), by
+// open addressing.
+type shortCodes struct {
+	keys  []uint64
+	ids   []uint32
+	n     int
+	shift uint
+}
+
+func (t *shortCodes) slot(key uint64) int { return int((key * 0x9E3779B97F4A7C15) >> t.shift) }
+
+func (t *shortCodes) get(key uint64) uint32 {
+	if t.n == 0 {
+		return 0
+	}
+	for s := t.slot(key); ; s = (s + 1) & (len(t.ids) - 1) {
+		switch id := t.ids[s]; {
+		case id == 0:
+			return 0
+		case t.keys[s] == key:
+			return id
+		}
+	}
+}
+
+func (t *shortCodes) put(key uint64, id uint32) {
+	if 2*(t.n+1) > len(t.ids) {
+		old, oldIDs := t.keys, t.ids
+		size := max(64, 2*len(t.ids))
+		t.keys, t.ids, t.n = make([]uint64, size), make([]uint32, size), 0
+		t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+		for s, oid := range oldIDs {
+			if oid != 0 {
+				t.put(old[s], oid)
+			}
+		}
+	}
+	s := t.slot(key)
+	for t.ids[s] != 0 {
+		s = (s + 1) & (len(t.ids) - 1)
+	}
+	t.keys[s], t.ids[s] = key, id
+	t.n++
 }

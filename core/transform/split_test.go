@@ -44,7 +44,7 @@ type eventsRows struct {
 func randomEvents(r *rand.Rand, n int) eventsRows {
 	var rows eventsRows
 	names := []any{nil, "alpha", "Äpfel", "日本", "😀x", "", "beta"}
-	bs := []any{nil, "x", "y", "zé"}
+	bs := []any{nil, "x", "y", "zé", "", "longer than 7 bytes", "1234567", "12345678", "x\x00"}
 	for i := range n {
 		rows.id = append(rows.id, int64(i))
 		var ts any
