@@ -117,7 +117,7 @@ type nativeDict struct {
 	data   []byte   // byte-array entries
 	ends   []uint32 // their ends in data
 	size   int64    // plain-encoded bytes of the entries
-	seen   []uint32 // per entry: the page epoch it was last bounded in
+	seen   []uint32 // per byte-array entry: the page epoch it was last bounded in
 	epoch  uint32
 	shift  uint
 	seed   maphash.Seed
@@ -174,7 +174,6 @@ func (d *nativeDict) insertFixed(key uint64, v []byte) int32 {
 	k := int32(len(d.keys))
 	d.keys = append(d.keys, key)
 	d.plain = append(d.plain, v...)
-	d.seen = append(d.seen, 0)
 	d.size += int64(len(v))
 	d.slots[s] = k + 1
 	if 2*len(d.keys) > len(d.slots) {
@@ -319,10 +318,6 @@ type nativeEncoder struct {
 	filters      [][][]byte
 	openCount
 }
-
-// nativeSupports reports whether the native encoder writes every column of
-// cols (it writes every flat column).
-func nativeSupports(cols []flatColumn) bool { return cols != nil }
 
 func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r resolved, noDict, raw []string, bloom map[int]BloomFilter) (*nativeEncoder, error) {
 	nd, rw := map[string]bool{}, map[string]bool{}
@@ -1121,13 +1116,7 @@ func (e *nativeEncoder) newRowGroup() error {
 	e.numRows += e.rgRows
 	e.rgRows = 0
 	if e.blooms != nil {
-		rgf := make([][]byte, len(e.blooms))
-		for i, b := range e.blooms {
-			if b != nil {
-				rgf[i] = b.finish()
-			}
-		}
-		e.filters = append(e.filters, rgf)
+		e.filters = append(e.filters, finishBlooms(e.blooms))
 	}
 	return nil
 }

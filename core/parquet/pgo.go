@@ -756,13 +756,7 @@ func (e *pgoEncoder) newRowGroup() error {
 		}
 	}
 	if e.blooms != nil {
-		rg := make([][]byte, len(e.blooms))
-		for i, b := range e.blooms {
-			if b != nil {
-				rg[i] = b.finish()
-			}
-		}
-		e.filters = append(e.filters, rg)
+		e.filters = append(e.filters, finishBlooms(e.blooms))
 	}
 	return nil
 }
@@ -911,6 +905,18 @@ func (e *pgoEncoder) closeRewritingFooter() (*metadata.FileMetaData, error) {
 	}
 	e.filters = nil
 	return writeFooter(e.sink, &md)
+}
+
+// finishBlooms finishes a row group's bloom filters (nil where a column has
+// none).
+func finishBlooms(blooms []*bloomBuilder) [][]byte {
+	rg := make([][]byte, len(blooms))
+	for i, b := range blooms {
+		if b != nil {
+			rg[i] = b.finish()
+		}
+	}
+	return rg
 }
 
 // writeBloomFilters writes filters (by row group, then column; nil where a
