@@ -25,6 +25,10 @@ import (
 // opens more than one file.
 const spreadAfterBytes = 64 << 20
 
+// recycleBytes bounds the free partition buffers a write keeps for reuse:
+// about what a few batches in flight (queued at the writers) hold.
+const recycleBytes = 128 << 20
+
 // slot is one partition's rolling writer.
 type slot struct {
 	key    string
@@ -62,6 +66,10 @@ type distributor struct {
 	opts  parquet.Options
 	sch   *arrow.Schema
 	mem   memory.Allocator
+	// splitMem allocates the partitions Split scatters into: a
+	// transform.Recycler when the writers keep nothing of a batch once
+	// encoded, so the next batch's scatter reuses the memory.
+	splitMem memory.Allocator
 	opID  string
 	seq   atomic.Int64
 	batch int64
@@ -118,6 +126,10 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 	d := &distributor{
 		w: w, p: p, ctx: ctx, fs: fs, opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
 		slots: map[string]*slot{}, bufs: map[string]*pending{}, spread: max(1, spread),
+	}
+	d.splitMem = mem
+	if parquet.KeepsNoInput(d.sch, pqOpts) {
+		d.splitMem = transform.NewRecycler(recycleBytes)
 	}
 	for in.Next() {
 		if err := ctx.Err(); err != nil {
@@ -218,7 +230,7 @@ func (d *distributor) route(c arrow.RecordBatch) error {
 		}
 		return d.limitBuffered()
 	}
-	parts, err := transform.Split(c, d.p.spec, d.p.schema, d.mem)
+	parts, err := transform.Split(c, d.p.spec, d.p.schema, d.splitMem)
 	defer func() {
 		for _, part := range parts {
 			part.Record.Release()

@@ -147,6 +147,25 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 	return w
 }
 
+// nativeEncoding reports whether encoder (resolved) means the native one
+// for a flat schema.
+func nativeEncoding(encoder string) bool {
+	return encoder == EncoderNative || encoder == EncoderAuto
+}
+
+// KeepsNoInput reports whether Writers of schema with opts keep nothing of
+// a batch once they have encoded it: the native encoder copies every value
+// (into pages, dictionaries and bounds), so a batch's buffers can be reused
+// as soon as it is released. The other encoders may keep references.
+func KeepsNoInput(schema *arrow.Schema, opts Options) bool {
+	r, err := opts.resolve()
+	if err != nil || !nativeEncoding(r.Encoder) {
+		return false
+	}
+	_, _, ok := flatSchema(schema)
+	return ok
+}
+
 // BytesWritten is the number of bytes written so far, counting the
 // buffered row group of the open file. It is safe from any goroutine.
 func (w *Writer) BytesWritten() int64 { return w.bytes.Load() }
@@ -495,7 +514,7 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 	cnt := &countingWriter{w: buf}
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
-	if w.flat != nil && (w.opts.Encoder == EncoderNative || w.opts.Encoder == EncoderAuto) {
+	if w.flat != nil && nativeEncoding(w.opts.Encoder) {
 		enc, err := newNativeEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)

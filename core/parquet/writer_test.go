@@ -990,6 +990,11 @@ func TestAutoEncoderPicksNativeForFlatSchemas(t *testing.T) {
 		if !strings.Contains(by, c.want) {
 			t.Errorf("flat %v, encoder %q: written by %q, want %q", c.ec.flat, c.enc, by, c.want)
 		}
+		// Only the native encoder lets a batch's buffers be reused once
+		// written (the partition split recycles them then).
+		if keeps := KeepsNoInput(sc, Options{Encoder: c.enc}); keeps != (c.want == createdByNative) {
+			t.Errorf("flat %v, encoder %q: KeepsNoInput %v", c.ec.flat, c.enc, keeps)
+		}
 	}
 	// A schema with a timestamp in another unit is not flat for parquet-go.
 	ms := arrow.NewSchema([]arrow.Field{{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true}}, nil)

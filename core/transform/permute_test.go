@@ -13,17 +13,35 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
+// dirtyAllocator hands out memory full of garbage, as a Recycler's reused
+// buffers are: the scatter must write every byte it hands on.
+type dirtyAllocator struct{ memory.Allocator }
+
+func (d dirtyAllocator) Allocate(size int) []byte {
+	b := d.Allocator.Allocate(size)
+	for i := range b {
+		b[i] = 0xA5
+	}
+	return b
+}
+
 // The hand-written scatter gives each group what arrow's Take kernel gives
 // for the group's rows, for every source type, on sliced inputs with nulls,
 // for structs (with a null parent), for a list column (which falls back to
-// the kernel) and for an empty group.
+// the kernel) and for an empty group; its buffers come from memory full of
+// garbage. Strings of up to 40 bytes cover the 16-byte word copy, and the
+// last values of the input the exact copy that keeps it from reading past
+// the input's bytes.
 func TestScatterMatchesArrowTake(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(11, 12))
 	const n = 500
 	var arrays []arrow.Array
-	for _, sc := range sourceCases() {
+	cases := append(sourceCases(), srcCase{"long strings", arrow.BinaryTypes.String, nil, func(r *rand.Rand) any {
+		return strings.Repeat("ab", r.IntN(21))
+	}})
+	for _, sc := range cases {
 		vals := make([]any, n+4)
 		for i := range vals {
 			if r.IntN(7) != 0 {
@@ -60,7 +78,7 @@ func TestScatterMatchesArrowTake(t *testing.T) {
 	ctx := compute.WithAllocator(context.Background(), mem)
 	for _, arr := range arrays {
 		const ng = 5
-		gr := &groups{gid: make([]uint32, arr.Len()), pos: make([]int32, arr.Len()), counts: make([]int, ng), mem: mem}
+		gr := &groups{gid: make([]uint32, arr.Len()), pos: make([]int32, arr.Len()), counts: make([]int, ng), mem: mem, out: dirtyAllocator{mem}}
 		rows := make([][]int32, ng)
 		for i := range gr.gid {
 			g := r.IntN(ng - 1) // the last group stays empty

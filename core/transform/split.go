@@ -44,12 +44,18 @@ type Partition struct {
 // metadata key "PARQUET:field_id" when present, else by name; nested sources
 // (a.b) are supported. Partitions come in the order their first row appears
 // in rec. An unpartitioned spec returns one Partition holding rec (retained);
-// an empty batch returns none.
+// an empty batch returns none. mem allocates the partitions' buffers; when
+// it is a *Recycler only the buffers the scatter fills in full come from it
+// (everything else from the default allocator).
 func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Schema, mem memory.Allocator) ([]Partition, error) {
 	if rec == nil || schema == nil {
 		return nil, fmt.Errorf("%w: split needs a record batch and a schema", errs.ErrInvalidArgument)
 	}
 	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	scatterMem := mem
+	if _, ok := mem.(*Recycler); ok {
 		mem = memory.DefaultAllocator
 	}
 	var fields []iceberg.PartitionField
@@ -119,7 +125,7 @@ func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Sc
 		}
 		out[g].Key = tupleKey(parts, first[g])
 	}
-	if err := gather(rec, gid, out, mem); err != nil {
+	if err := gather(rec, gid, out, mem, scatterMem); err != nil {
 		for _, p := range out {
 			if p.Record != nil {
 				p.Record.Release()
@@ -131,7 +137,8 @@ func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Sc
 }
 
 // gather fills out[g].Record with the rows of group g in input order.
-func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem memory.Allocator) error {
+// The buffers of flat columns, written in full, come from scatterMem.
+func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem, scatterMem memory.Allocator) error {
 	n := len(gid)
 	counts := make([]int, len(out))
 	clustered := true
@@ -159,7 +166,7 @@ func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem memory.All
 	}
 	// Each row's place in its group; every column is scattered once into
 	// arrays of each group's own.
-	gr := &groups{gid: gid, pos: make([]int32, n), counts: counts, mem: mem}
+	gr := &groups{gid: gid, pos: make([]int32, n), counts: counts, mem: mem, out: scatterMem}
 	defer gr.release()
 	next := make([]int32, len(out))
 	for row, g := range gid {
