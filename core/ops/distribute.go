@@ -59,20 +59,20 @@ type pending struct {
 //     MaxBufferedBytes, then every partition is written out to files of
 //     its own.
 type distributor struct {
-	w     *writer
-	p     *plan
-	ctx   context.Context
-	fs    io.WriteFileIO
-	opts  parquet.Options
-	sch   *arrow.Schema
-	mem   memory.Allocator
+	w    *writer
+	p    *plan
+	ctx  context.Context
+	fs   io.WriteFileIO
+	opts parquet.Options
+	sch  *arrow.Schema
+	mem  memory.Allocator
 	// splitMem allocates the partitions Split scatters into: a
 	// transform.Recycler when the writers keep nothing of a batch once
 	// encoded, so the next batch's scatter reuses the memory.
 	splitMem memory.Allocator
-	opID  string
-	seq   atomic.Int64
-	batch int64
+	opID     string
+	seq      atomic.Int64
+	batch    int64
 
 	slots  map[string]*slot
 	rr     []*slot
