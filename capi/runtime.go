@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/pyiceberg-go/pyiceberg-go/capi/czstd"
 	"github.com/pyiceberg-go/pyiceberg-go/core/gctune"
 )
 
@@ -24,6 +25,8 @@ import (
 var gcRule = gctune.Settings{Percent: 25, MinHeadroom: 64 << 20}
 
 func init() {
+	// zstd pages through the C library (capi/czstd).
+	czstd.Install()
 	if _, set := os.LookupEnv("GOGC"); !set {
 		gctune.Start(gcRule)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/pyiceberg-go/pyiceberg-go/capi/czstd"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
@@ -48,8 +49,12 @@ func main() {
 	traceOut := flag.String("trace", "", "write an execution trace of the operation here")
 	commits := flag.Int("commits", 0, "W4: append the input's first rows in this many commits of -rows rows each (profiles cover all of them)")
 	rowsPer := flag.Int("rows", 1000, "rows per commit with -commits")
+	purego := flag.Bool("purego", false, "compress zstd with klauspost/compress (the core alone) instead of the C library the shared library installs (capi/czstd)")
 	required := flag.Bool("required", false, "create the table with the input's required columns (use-nullable-query-schema=false, as bench/run.py's append table), not Spark's all-optional default")
 	flag.Parse()
+	if !*purego {
+		czstd.Install()
+	}
 	if *commits > 0 {
 		smallAppends(*in, *commits, *rowsPer, *cpu)
 		return
