@@ -52,6 +52,11 @@ echo "built $lib ($(du -h "$lib" | cut -f1), $(stat -c %s "$lib") bytes, tags: $
 if [ "${CGOCHECK2:-0}" = 1 ]; then exit 0; fi
 cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so.tmp
 mv -f pyiceberg_go/_lib/libpyiceberg_go.so.tmp pyiceberg_go/_lib/libpyiceberg_go.so
+# The library carries the zstd C library (capi/czstd): its BSD license goes
+# beside it, from the module cache, into the wheel.
+zstd_dir=$(go list -m -f '{{.Dir}}' github.com/DataDog/zstd)
+cp "$zstd_dir/ZSTD_LICENSE" pyiceberg_go/_lib/ZSTD_LICENSE.tmp
+mv -f pyiceberg_go/_lib/ZSTD_LICENSE.tmp pyiceberg_go/_lib/ZSTD_LICENSE
 
 if [ "${1:-}" = wheel ]; then
   py=${PYTHON:-.venv/bin/python}

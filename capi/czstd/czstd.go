@@ -47,12 +47,28 @@ func Compress(dst, src []byte, level int) ([]byte, error) {
 	return ctx.CompressLevel(dst[:cap(dst)], src, level)
 }
 
-// Decompress decodes the zstd frames of src into dst's memory when it is
-// large enough.
+// Decompress decodes the zstd frames of src into dst's memory when they
+// fit in its capacity, else into new memory. arrow-go's V2 page reader
+// relies on the first: it decodes into the page buffer and reads that
+// buffer, not the slice returned (DataDog's own Decompress sizes its
+// output from the frame header and, for frames without a content size,
+// as Spark writes, allocates a new one).
 func Decompress(dst, src []byte) ([]byte, error) {
+	if len(src) == 0 {
+		return nil, dzstd.ErrEmptySlice
+	}
 	ctx := ctxs.Get().(dzstd.Ctx)
 	defer ctxs.Put(ctx)
-	return ctx.Decompress(dst[:cap(dst)], src)
+	if cap(dst) > 0 {
+		n, err := ctx.DecompressInto(dst[:cap(dst)], src)
+		if err == nil {
+			return dst[:n], nil
+		}
+		if !dzstd.IsDstSizeTooSmallError(err) {
+			return nil, err
+		}
+	}
+	return ctx.Decompress(nil, src)
 }
 
 // arrowCodec is arrow-go's zstd codec with the C library doing the work;

@@ -106,3 +106,36 @@ func TestInstallReplacesArrowsCodec(t *testing.T) {
 		t.Error("garbage decoded without an error")
 	}
 }
+
+// Frames without a content size (a streaming writer's, as Spark writes)
+// decode into the memory of dst when it has room, as arrow-go's V2 page
+// reader needs, and into new memory when it has not.
+func TestDecompressWritesIntoDstsMemory(t *testing.T) {
+	page := bytes.Repeat([]byte("ironic requests nag quickly "), 4000)
+	var frame bytes.Buffer
+	w, err := kzstd.NewWriter(&frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(page); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(page))
+	got, err := Decompress(buf, frame.Bytes())
+	if err != nil || !bytes.Equal(got, page) {
+		t.Fatalf("decoded %d bytes, err %v", len(got), err)
+	}
+	if &got[0] != &buf[0] {
+		t.Error("decoded into new memory although dst had room")
+	}
+	small, err := Decompress(make([]byte, 10), frame.Bytes())
+	if err != nil || !bytes.Equal(small, page) {
+		t.Fatalf("into a small dst: %d bytes, err %v", len(small), err)
+	}
+	if _, err := Decompress(buf, nil); err == nil {
+		t.Error("an empty page decoded without an error")
+	}
+}

@@ -21,6 +21,8 @@ tmp = sys.argv[1]
 import polars as pl
 import pyiceberg_go as ig
 assert "/site-packages/pyiceberg_go" in ig.__file__, ig.__file__
+# the zstd C library built into the shared library brings its license
+assert "BSD License" in open(os.path.join(os.path.dirname(ig.__file__), "_lib", "ZSTD_LICENSE")).read()
 ig.configure(catalogs={"local": {"type": "sql", "uri": f"sqlite:///{tmp}/cat.db", "warehouse": f"file://{tmp}/wh"}})
 df = pl.DataFrame({"id": list(range(100)), "name": [f"n{i}" for i in range(100)]})
 r = ig.writeTo(df, "local.db.t").partitionedBy(ig.bucket(4, "id")).create()
