@@ -230,7 +230,14 @@ func (d *distributor) route(c arrow.RecordBatch) error {
 		}
 		return d.limitBuffered()
 	}
-	parts, err := transform.Split(c, d.p.spec, d.p.schema, d.splitMem)
+	// Rows buffered for sorting or clustering are held until their flush:
+	// recycling would round each buffer up to a power of two for that
+	// long and return the memory only when no split needs it any more.
+	splitMem := d.splitMem
+	if d.buffering() {
+		splitMem = d.mem
+	}
+	parts, err := transform.Split(c, d.p.spec, d.p.schema, splitMem)
 	defer func() {
 		for _, part := range parts {
 			part.Record.Release()
