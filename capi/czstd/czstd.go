@@ -2,7 +2,7 @@
 // DataDog/zstd vendors; its symbols stay local to the shared library
 // through capi/exports.map) behind the library's zstd pages, in place of
 // klauspost/compress's pure Go port. On TPC-H lineitem's comments at level
-// 1 it compresses 1.8x as fast with output 5% smaller, and decompresses
+// 1 it compresses 1.5-1.8x as fast with output 5% smaller, and decompresses
 // 1.5x as fast; zstd was the largest part of every append's CPU
 // (docs/decisions.md). The core stays pure Go: without Install (go test
 // ./core/...) it keeps klauspost.
