@@ -172,6 +172,25 @@ class _Progress:
             sys.stderr.flush()
 
 
+#: Types whose data the caller holds in memory for the whole call (module package, class).
+_IN_MEMORY = {("pyarrow", "Table"), ("pyarrow", "RecordBatch"), ("pandas", "DataFrame"), ("polars", "DataFrame")}
+
+
+def in_memory(data: object) -> bool:
+    """Whether ``data`` is a table held in memory rather than a stream read batch by batch.
+
+    The request then says ``input_in_memory`` (docs/abi.md#request): the library may keep the
+    input's batches, which cost nothing more while the caller holds them, instead of their
+    encoded pages. Streams (RecordBatchReader, DuckDB relations, capsules) are never assumed to.
+
+    Example::
+
+        in_memory(pa.table({"a": [1]}))  # True
+    """
+    t = type(data)
+    return (t.__module__.split(".")[0], t.__qualname__) in _IN_MEMORY
+
+
 def execute(request: Mapping[str, Any], data: object = None) -> dict[str, Any]:
     """Run one request document (docs/abi.md#request) with optional Arrow input; return the result.
 
@@ -184,6 +203,8 @@ def execute(request: Mapping[str, Any], data: object = None) -> dict[str, Any]:
         execute({"op": "snapshots", "table": "local.db.events"})
     """
     stream = InputStream(data) if data is not None else None
+    if in_memory(data):
+        request = {**request, "input_in_memory": True}
     try:
         dll = _native.lib()
         sess = session()

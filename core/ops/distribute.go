@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -93,8 +94,14 @@ type distributor struct {
 	// hundred rows, and a file opened on that would dictionary-encode
 	// every column); undecided is set when the whole input was too small.
 	held      []arrow.RecordBatch
+	heldLent  []bool // per held batch: lent (see borrow)
 	heldRows  int64
 	undecided bool
+	// borrow: the input's batches are the caller's memory, alive and
+	// unchanged until the write returns (request input_in_memory). A
+	// conformed batch still made of that memory is lent to an unpartitioned
+	// writer (parquet.Writer.WriteBorrowed) instead of copied into pages.
+	borrow bool
 }
 
 // writeData runs the data path: conform, partition, lay out, encode.
@@ -128,6 +135,7 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 		slots: map[string]*slot{}, bufs: map[string]*pending{}, spread: max(1, spread),
 	}
 	d.splitMem = mem
+	d.borrow = w.req != nil && w.req.InputInMemory && in == w.input
 	if parquet.KeepsNoInput(d.sch, pqOpts) {
 		d.splitMem = transform.NewRecycler(recycleBytes)
 	}
@@ -144,7 +152,7 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 		w.prog.Bytes.Add(parquet.RecordBytes(rec))
 		c, err := conf.Conform(rec)
 		if err == nil {
-			err = d.add(c)
+			err = d.add(c, d.borrow && sharesMemory(c, rec))
 			c.Release()
 		}
 		if err != nil {
@@ -159,13 +167,15 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 	return d.finish()
 }
 
-// add routes one conformed batch, once the dictionary decision is made.
-func (d *distributor) add(c arrow.RecordBatch) error {
+// add routes one conformed batch, once the dictionary decision is made;
+// lent says it is the caller's memory (borrow).
+func (d *distributor) add(c arrow.RecordBatch, lent bool) error {
 	if d.opts.NoDictionary != nil || d.undecided {
-		return d.route(c)
+		return d.route(c, lent)
 	}
 	c.Retain()
 	d.held = append(d.held, c)
+	d.heldLent = append(d.heldLent, lent)
 	d.heldRows += c.NumRows()
 	if d.heldRows < dictSampleRows && !d.p.dictionaryDecided() {
 		return nil
@@ -176,8 +186,8 @@ func (d *distributor) add(c arrow.RecordBatch) error {
 // routeHeld makes the dictionary decision on the held batches (or takes
 // the operation's) and routes them.
 func (d *distributor) routeHeld() error {
-	held := d.held
-	d.held, d.heldRows = nil, 0
+	held, lent := d.held, d.heldLent
+	d.held, d.heldLent, d.heldRows = nil, nil, 0
 	defer releaseAll(held)
 	sample := held[len(held)-1]
 	if sample.NumRows() < dictSampleRows && len(held) > 1 {
@@ -194,8 +204,8 @@ func (d *distributor) routeHeld() error {
 	}
 	d.opts.NoDictionary, d.opts.Incompressible = noDict, raw
 	d.undecided = noDict == nil // each file decides on its own first rows
-	for _, h := range held {
-		if err := d.route(h); err != nil {
+	for i, h := range held {
+		if err := d.route(h, lent[i]); err != nil {
 			return err
 		}
 	}
@@ -203,7 +213,7 @@ func (d *distributor) routeHeld() error {
 }
 
 // route sends one batch to its writers.
-func (d *distributor) route(c arrow.RecordBatch) error {
+func (d *distributor) route(c arrow.RecordBatch, lent bool) error {
 	d.batch++
 	if d.p.sorter == nil && d.p.spec.IsUnpartitioned() {
 		// Spread batches over up to one writer per core so encoding runs
@@ -225,7 +235,11 @@ func (d *distributor) route(c arrow.RecordBatch) error {
 			}
 		}
 		s.assigned += n
-		if err := s.w.Write(c); err != nil {
+		write := s.w.Write
+		if lent {
+			write = s.w.WriteBorrowed
+		}
+		if err := write(c); err != nil {
 			return err
 		}
 		return d.limitBuffered()
@@ -531,10 +545,40 @@ func (d *distributor) abort() {
 		releaseAll(b.recs)
 	}
 	releaseAll(d.held)
-	d.held = nil
+	d.held, d.heldLent = nil, nil
 	d.rr, d.slots, d.closing, d.bufs, d.bufOrder = nil, map[string]*slot{}, nil, map[string]*pending{}, nil
 	d.out = written{}
 	d.w.deleteFiles(context.WithoutCancel(d.ctx), d.p, paths)
+}
+
+// sharesMemory reports whether every buffer of out's columns lies in the
+// memory of in's (a conformed batch that converted nothing); false for
+// nested columns, which are not looked into.
+func sharesMemory(out, in arrow.RecordBatch) bool {
+	var spans [][2]uintptr
+	for _, c := range in.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil && b.Len() > 0 {
+				p := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes())))
+				spans = append(spans, [2]uintptr{p, p + uintptr(b.Len())})
+			}
+		}
+	}
+	for _, c := range out.Columns() {
+		if len(c.Data().Children()) > 0 {
+			return false
+		}
+		for _, b := range c.Data().Buffers() {
+			if b == nil || b.Len() == 0 {
+				continue
+			}
+			p := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes())))
+			if !slices.ContainsFunc(spans, func(s [2]uintptr) bool { return p >= s[0] && p+uintptr(b.Len()) <= s[1] }) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // compact returns part's record, or a copy of it when it is a small slice of

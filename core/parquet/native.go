@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -316,6 +318,10 @@ type nativeEncoder struct {
 	decBounds    map[int]*decimalBound
 	blooms       []*bloomBuilder
 	filters      [][][]byte
+	// held are borrowed batches of the buffered row group not encoded
+	// yet (hold), heldBytes their Arrow size.
+	held      []arrow.RecordBatch
+	heldBytes int64
 	openCount
 }
 
@@ -424,10 +430,11 @@ func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r reso
 
 func (e *nativeEncoder) overestimates() bool { return true }
 
-// rowGroupBytes counts the buffered row group's pages as written and its
-// open pages and dictionaries plain-encoded.
+// rowGroupBytes counts the buffered row group's pages as written, its
+// open pages and dictionaries plain-encoded, and its held batches at a
+// quarter of their Arrow size.
 func (e *nativeEncoder) rowGroupBytes(int64) int64 {
-	var n int64
+	n := e.heldBytes / assumedCompression
 	for _, c := range e.nc {
 		n += c.bufN + int64(c.plainBytes)
 		if c.dict != nil && (c.usedDict || c.dictOn) {
@@ -442,6 +449,9 @@ func (e *nativeEncoder) write(rec arrow.RecordBatch) error {
 	if err := checkRequired(e.cols, rec); err != nil {
 		return err
 	}
+	if err := e.unhold(); err != nil {
+		return err
+	}
 	err := eachColumnSpread(&e.scratch, len(e.cols), n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *nativeScratch) error {
 		return e.writeColumn(i, rec.Column(i), n, sc)
 	})
@@ -450,6 +460,44 @@ func (e *nativeEncoder) write(rec arrow.RecordBatch) error {
 	}
 	e.rgRows += int64(n)
 	return nil
+}
+
+// hold keeps rec, a batch the caller keeps alive and unchanged until the
+// file is closed, to be encoded with the rest of its row group. A row group
+// made only of held batches is encoded column by column when it is
+// complete, each column chunk going to the file as soon as it is encoded
+// (writeHeld), instead of every column's pages waiting in page buffers
+// until the row group ends: for a 6M-row lineitem append from memory those
+// buffers were 138 MB, half of them written to and read back from a
+// temporary file.
+func (e *nativeEncoder) hold(rec arrow.RecordBatch) error {
+	if err := checkRequired(e.cols, rec); err != nil {
+		return err
+	}
+	rec.Retain()
+	e.held = append(e.held, rec)
+	e.heldBytes += RecordBytes(rec)
+	return nil
+}
+
+// unhold encodes the held batches the usual way, in order: a batch that
+// is not held joins the row group after them.
+func (e *nativeEncoder) unhold() error {
+	held := e.held
+	e.held, e.heldBytes = nil, 0
+	defer releaseAll(held)
+	for _, rec := range held {
+		if err := e.write(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func releaseAll(recs []arrow.RecordBatch) {
+	for _, r := range recs {
+		r.Release()
+	}
 }
 
 // writeColumn appends rows [0, n) of arr to column i's pages.
@@ -1017,6 +1065,14 @@ func (e *nativeEncoder) dictionaryPage(c *nativeColumn, sc *nativeScratch) ([]by
 }
 
 func (e *nativeEncoder) newRowGroup() error {
+	if len(e.held) > 0 {
+		if e.rgRows == 0 {
+			return e.writeHeld()
+		}
+		if err := e.unhold(); err != nil {
+			return err
+		}
+	}
 	// The last pages, and the dictionary pages, are encoded and compressed
 	// on the cores other encoders leave free.
 	dictPages := make([][]byte, len(e.nc))
@@ -1041,83 +1097,175 @@ func (e *nativeEncoder) newRowGroup() error {
 	if e.rgRows == 0 {
 		return nil
 	}
-	rg := format.RowGroup{NumRows: e.rgRows, FileOffset: e.sink.n, Ordinal: int16(len(e.rowGroups))}
-	cis := make([]*format.ColumnIndex, len(e.nc))
-	ois := make([]format.OffsetIndex, len(e.nc))
+	o := e.startRowGroup()
 	for i, c := range e.nc {
-		start := e.sink.n
-		md := format.ColumnMetaData{
-			Type: e.schema[i+1].Type.V, PathInSchema: c.path, Codec: c.codecID,
-			NumValues: c.chunkRows, TotalUncompressedSize: c.uncompressed,
-		}
-		if dictPages[i] != nil {
-			md.DictionaryPageOffset = start
-			if _, err := e.sink.Write(dictPages[i]); err != nil {
-				return withIO(err)
-			}
-			md.TotalUncompressedSize += dictRaw[i]
-			md.Encoding = append(md.Encoding, format.Plain, format.RLE, format.RLEDictionary)
-		}
-		md.DataPageOffset = e.sink.n
-		if c.usedEnc && (dictPages[i] == nil || c.enc != format.Plain) {
-			md.Encoding = append(md.Encoding, c.enc)
-			if dictPages[i] == nil {
-				md.Encoding = append(md.Encoding, format.RLE)
-			}
-		}
-		if c.buf != nil {
-			if _, err := c.buf.Seek(0, io.SeekStart); err != nil {
-				return withIO(err)
-			}
-			if _, err := io.Copy(e.sink, c.buf); err != nil {
-				return withIO(err)
-			}
-			pageSpill.PutBuffer(c.buf)
-			c.buf = nil
-		}
-		md.TotalCompressedSize = e.sink.n - start
-		md.Statistics.NullCount = c.nullCount
-		if c.chas && !c.dec {
-			md.Statistics.MinValue, md.Statistics.MaxValue = bytes.Clone(c.cmin), bytes.Clone(c.cmax)
-			if c.kind == kFloat || c.kind == kDouble {
-				md.Statistics.MinValue, md.Statistics.MaxValue = signedZeroBounds(c.kind, md.Statistics.MinValue, md.Statistics.MaxValue)
-			}
-		}
-		for p := range c.pages {
-			c.pages[p].Offset += md.DataPageOffset
-		}
-		ois[i] = format.OffsetIndex{PageLocations: c.pages}
-		if !c.dec && !c.noIndex {
-			ci := c.ci
-			if c.kind == kFloat || c.kind == kDouble {
-				for p := range ci.MinValues {
-					if !ci.NullPages[p] {
-						ci.MinValues[p], ci.MaxValues[p] = signedZeroBounds(c.kind, ci.MinValues[p], ci.MaxValues[p])
-					}
-				}
-			}
-			ci.BoundaryOrder = boundaryOrderBy(&ci, func(a, b []byte) int { return comparePlain(c.kind, a, b) })
-			cis[i] = &ci
-		}
-		rg.Columns = append(rg.Columns, format.ColumnChunk{FileOffset: start, MetaData: md})
-		rg.TotalByteSize += md.TotalUncompressedSize
-		rg.TotalCompressedSize += md.TotalCompressedSize
-		// The next chunk starts afresh.
-		c.pages, c.ci = nil, format.ColumnIndex{}
-		c.bufN, c.uncompressed, c.chunkRows, c.nullCount, c.chas = 0, 0, 0, 0, false
-		c.usedDict, c.usedEnc, c.noIndex = false, false, false
-		if c.dict != nil {
-			c.dict.reset()
+		if err := e.emitChunk(i, c, dictPages[i], dictRaw[i], o); err != nil {
+			return err
 		}
 	}
-	e.rowGroups = append(e.rowGroups, rg)
-	e.indexes = append(e.indexes, cis)
-	e.offsets = append(e.offsets, ois)
+	e.endRowGroup(o)
+	return nil
+}
+
+// rowGroupOut is the footer entry and page indexes of the row group being
+// written out.
+type rowGroupOut struct {
+	rg  format.RowGroup
+	cis []*format.ColumnIndex
+	ois []format.OffsetIndex
+}
+
+func (e *nativeEncoder) startRowGroup() *rowGroupOut {
+	return &rowGroupOut{
+		rg:  format.RowGroup{NumRows: e.rgRows, FileOffset: e.sink.n, Ordinal: int16(len(e.rowGroups))},
+		cis: make([]*format.ColumnIndex, len(e.nc)),
+		ois: make([]format.OffsetIndex, len(e.nc)),
+	}
+}
+
+// emitChunk writes column i's chunk (its dictionary page, if any, then the
+// data pages buffered in c.buf) to the file and records it in o.
+func (e *nativeEncoder) emitChunk(i int, c *nativeColumn, dictPage []byte, dictRaw int64, o *rowGroupOut) error {
+	start := e.sink.n
+	md := format.ColumnMetaData{
+		Type: e.schema[i+1].Type.V, PathInSchema: c.path, Codec: c.codecID,
+		NumValues: c.chunkRows, TotalUncompressedSize: c.uncompressed,
+	}
+	if dictPage != nil {
+		md.DictionaryPageOffset = start
+		if _, err := e.sink.Write(dictPage); err != nil {
+			return withIO(err)
+		}
+		md.TotalUncompressedSize += dictRaw
+		md.Encoding = append(md.Encoding, format.Plain, format.RLE, format.RLEDictionary)
+	}
+	md.DataPageOffset = e.sink.n
+	if c.usedEnc && (dictPage == nil || c.enc != format.Plain) {
+		md.Encoding = append(md.Encoding, c.enc)
+		if dictPage == nil {
+			md.Encoding = append(md.Encoding, format.RLE)
+		}
+	}
+	if c.buf != nil {
+		if _, err := c.buf.Seek(0, io.SeekStart); err != nil {
+			return withIO(err)
+		}
+		if _, err := io.Copy(e.sink, c.buf); err != nil {
+			return withIO(err)
+		}
+		pageSpill.PutBuffer(c.buf)
+		c.buf = nil
+	}
+	md.TotalCompressedSize = e.sink.n - start
+	md.Statistics.NullCount = c.nullCount
+	if c.chas && !c.dec {
+		md.Statistics.MinValue, md.Statistics.MaxValue = bytes.Clone(c.cmin), bytes.Clone(c.cmax)
+		if c.kind == kFloat || c.kind == kDouble {
+			md.Statistics.MinValue, md.Statistics.MaxValue = signedZeroBounds(c.kind, md.Statistics.MinValue, md.Statistics.MaxValue)
+		}
+	}
+	for p := range c.pages {
+		c.pages[p].Offset += md.DataPageOffset
+	}
+	o.ois[i] = format.OffsetIndex{PageLocations: c.pages}
+	if !c.dec && !c.noIndex {
+		ci := c.ci
+		if c.kind == kFloat || c.kind == kDouble {
+			for p := range ci.MinValues {
+				if !ci.NullPages[p] {
+					ci.MinValues[p], ci.MaxValues[p] = signedZeroBounds(c.kind, ci.MinValues[p], ci.MaxValues[p])
+				}
+			}
+		}
+		ci.BoundaryOrder = boundaryOrderBy(&ci, func(a, b []byte) int { return comparePlain(c.kind, a, b) })
+		o.cis[i] = &ci
+	}
+	o.rg.Columns = append(o.rg.Columns, format.ColumnChunk{FileOffset: start, MetaData: md})
+	o.rg.TotalByteSize += md.TotalUncompressedSize
+	o.rg.TotalCompressedSize += md.TotalCompressedSize
+	// The next chunk starts afresh.
+	c.pages, c.ci = nil, format.ColumnIndex{}
+	c.bufN, c.uncompressed, c.chunkRows, c.nullCount, c.chas = 0, 0, 0, 0, false
+	c.usedDict, c.usedEnc, c.noIndex = false, false, false
+	if c.dict != nil {
+		c.dict.reset()
+	}
+	return nil
+}
+
+func (e *nativeEncoder) endRowGroup(o *rowGroupOut) {
+	e.rowGroups = append(e.rowGroups, o.rg)
+	e.indexes = append(e.indexes, o.cis)
+	e.offsets = append(e.offsets, o.ois)
 	e.numRows += e.rgRows
 	e.rgRows = 0
 	if e.blooms != nil {
 		e.filters = append(e.filters, finishBlooms(e.blooms))
 	}
+}
+
+// writeHeld writes the held batches as one row group, column by column.
+// Columns are encoded in order, on the cores other encoders leave free,
+// and each chunk is written to the file as soon as it and the chunks
+// before it are done, so that only the chunks in progress wait in page
+// buffers.
+func (e *nativeEncoder) writeHeld() error {
+	held := e.held
+	e.held, e.heldBytes = nil, 0
+	defer releaseAll(held)
+	for _, r := range held {
+		e.rgRows += r.NumRows()
+	}
+	if e.rgRows == 0 {
+		return nil
+	}
+	o := e.startRowGroup()
+	var (
+		mu       sync.Mutex
+		next     int
+		done     = make([]bool, len(e.nc))
+		dictPage = make([][]byte, len(e.nc))
+		dictRaw  = make([]int64, len(e.nc))
+	)
+	// With a file open per core (a large append spread over one writer per
+	// core, which all reach here at their close) each file encodes its
+	// columns in turn: helpers taken by the first file would leave the
+	// last one alone on a core once the first is done.
+	rows := int(e.rgRows)
+	if int(openEncoders.Load()) >= runtime.GOMAXPROCS(0) {
+		rows = 0
+	}
+	err := eachColumnSpread(&e.scratch, len(e.nc), rows, nil, func(i int, sc *nativeScratch) error {
+		c := e.nc[i]
+		for _, r := range held {
+			if err := e.writeColumn(i, r.Column(i), int(r.NumRows()), sc); err != nil {
+				return err
+			}
+		}
+		if err := e.flushPage(c, sc); err != nil {
+			return err
+		}
+		if c.usedDict {
+			var err error
+			if dictPage[i], dictRaw[i], err = e.dictionaryPage(c, sc); err != nil {
+				return err
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		done[i] = true
+		for ; next < len(e.nc) && done[next]; next++ {
+			if err := e.emitChunk(next, e.nc[next], dictPage[next], dictRaw[next], o); err != nil {
+				return err
+			}
+			dictPage[next] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.endRowGroup(o)
 	return nil
 }
 
@@ -1193,6 +1341,8 @@ func (e *nativeEncoder) close() (*metadata.FileMetaData, error) {
 // discard drops the unfinished file, handing its page buffers back.
 func (e *nativeEncoder) discard() {
 	defer e.release()
+	releaseAll(e.held)
+	e.held, e.heldBytes = nil, 0
 	for _, c := range e.nc {
 		if c.buf != nil {
 			pageSpill.PutBuffer(c.buf)

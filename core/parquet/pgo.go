@@ -489,7 +489,8 @@ func (e *pgoEncoder) eachColumn(rows int, cost func(i int) int64, fn func(i int,
 }
 
 // eachColumnSpread is eachColumn for any encoder: ncols columns, and
-// scratch holding one S per goroutine (grown as needed).
+// scratch holding one S per goroutine (grown as needed). A nil cost keeps
+// the columns in schema order.
 func eachColumnSpread[S any](scratch *[]S, ncols, rows int, cost func(i int) int64, fn func(i int, sc *S) error) error {
 	busy := int(encodersBusy.Add(1))
 	defer encodersBusy.Add(-1)
@@ -510,11 +511,16 @@ func eachColumnSpread[S any](scratch *[]S, ncols, rows int, cost func(i int) int
 		return nil
 	}
 	order := make([]int, ncols)
-	costs := make([]int64, ncols)
 	for i := range order {
-		order[i], costs[i] = i, cost(i)
+		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+	if cost != nil {
+		costs := make([]int64, ncols)
+		for i := range costs {
+			costs[i] = cost(i)
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(costs[b], costs[a]) })
+	}
 	var next atomic.Int32
 	failed := make([]error, helpers+1)
 	work := func(k int) {

@@ -60,7 +60,7 @@ type Writer struct {
 	flat []flatColumn
 	plan columnPlan
 
-	queue     chan arrow.RecordBatch
+	queue     chan queuedBatch
 	stop      chan struct{}
 	done      chan struct{}
 	started   bool
@@ -121,7 +121,7 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 	r, err := opts.resolve()
 	w := &Writer{
 		ctx: ctx, fs: fs, schema: schema, opts: r, optErr: err, newPath: newPath,
-		queue: make(chan arrow.RecordBatch, queueLen),
+		queue: make(chan queuedBatch, queueLen),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
@@ -182,7 +182,7 @@ func (w *Writer) Flush() error {
 		return w.optErr
 	}
 	select {
-	case w.queue <- nil:
+	case w.queue <- queuedBatch{}:
 		return nil
 	case <-w.done:
 		return w.doneErr()
@@ -191,9 +191,25 @@ func (w *Writer) Flush() error {
 	}
 }
 
+// queuedBatch is a batch waiting for the encoder; a nil rec asks for the
+// buffered row group to be written out (Flush).
+type queuedBatch struct {
+	rec      arrow.RecordBatch
+	borrowed bool // WriteBorrowed
+}
+
 // Write queues rec for encoding, retaining it until it is written. It
 // blocks while the queue is full and returns the encoder's error, if any.
-func (w *Writer) Write(rec arrow.RecordBatch) error {
+func (w *Writer) Write(rec arrow.RecordBatch) error { return w.write(rec, false) }
+
+// WriteBorrowed is Write for a batch whose memory the caller keeps alive
+// and unchanged until Close or Abort returns (a table the caller holds in
+// memory): the native encoder keeps such batches rather than their
+// encoded pages until their row group is complete, then encodes the row
+// group column by column, each column chunk going straight to the file.
+func (w *Writer) WriteBorrowed(rec arrow.RecordBatch) error { return w.write(rec, true) }
+
+func (w *Writer) write(rec arrow.RecordBatch, borrowed bool) error {
 	if w.optErr != nil {
 		return w.optErr
 	}
@@ -217,7 +233,7 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	n := RecordBytes(rec)
 	w.queued.Add(n)
 	select {
-	case w.queue <- rec:
+	case w.queue <- queuedBatch{rec, borrowed}:
 		return nil
 	case <-w.done:
 		w.queued.Add(-n)
@@ -286,9 +302,9 @@ func (w *Writer) shutdown(abort bool) {
 	}
 	w.queueOnce.Do(func() { close(w.queue) })
 	<-w.done
-	for rec := range w.queue {
-		if rec != nil {
-			rec.Release()
+	for q := range w.queue {
+		if q.rec != nil {
+			q.rec.Release()
 		}
 	}
 	w.queued.Store(0)
@@ -309,7 +325,7 @@ func (w *Writer) run() {
 		case <-w.stop:
 			w.discard()
 			return
-		case rec, ok := <-w.queue:
+		case q, ok := <-w.queue:
 			if !ok {
 				select {
 				case <-w.stop:
@@ -329,6 +345,7 @@ func (w *Writer) run() {
 				}
 				return
 			}
+			rec := q.rec
 			if rec == nil {
 				if err := w.flushRowGroup(); err != nil {
 					w.err = err
@@ -337,7 +354,7 @@ func (w *Writer) run() {
 				}
 				continue
 			}
-			err := w.writeBatch(rec)
+			err := w.writeBatch(rec, q.borrowed)
 			w.queued.Add(-RecordBytes(rec))
 			rec.Release()
 			if err != nil {
@@ -350,8 +367,9 @@ func (w *Writer) run() {
 }
 
 // writeBatch encodes rec in slices, starting row groups and files as the
-// bytes written reach their limits.
-func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
+// bytes written reach their limits; borrowed (WriteBorrowed) slices are
+// held when the encoder can hold them.
+func (w *Writer) writeBatch(rec arrow.RecordBatch, borrowed bool) error {
 	if err := w.ctx.Err(); err != nil {
 		return fmt.Errorf("parquet writer: %w: %w", errs.ErrCancelled, err)
 	}
@@ -373,7 +391,7 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch) error {
 		}
 		size := min(w.sliceRows(prior), n-off)
 		sl := rec.NewSlice(off, off+size)
-		err := w.cur.write(sl, w.floats)
+		err := w.cur.write(sl, w.floats, borrowed)
 		sl.Release()
 		if err != nil {
 			return fmt.Errorf("parquet writer: writing %s: %w", w.cur.path, err)
@@ -464,7 +482,12 @@ func arrowBytesPerRow(rec arrow.RecordBatch) float64 {
 	return float64(RecordBytes(rec)) / float64(max(rec.NumRows(), 1))
 }
 
-func (f *openFile) write(rec arrow.RecordBatch, floats bool) error {
+// holder is an encoder that can keep borrowed batches (nativeEncoder.hold).
+type holder interface {
+	hold(rec arrow.RecordBatch) error
+}
+
+func (f *openFile) write(rec arrow.RecordBatch, floats, borrowed bool) error {
 	if f.newRowGroup {
 		f.newRowGroup = false
 		if err := f.fw.newRowGroup(); err != nil {
@@ -473,7 +496,13 @@ func (f *openFile) write(rec arrow.RecordBatch, floats bool) error {
 		f.flushedRows += f.rgRows
 		f.rgRows = 0
 	}
-	if err := f.fw.write(rec); err != nil {
+	var err error
+	if h, ok := f.fw.(holder); ok && borrowed {
+		err = h.hold(rec)
+	} else {
+		err = f.fw.write(rec)
+	}
+	if err != nil {
 		return err
 	}
 	f.rows += rec.NumRows()

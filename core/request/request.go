@@ -101,6 +101,12 @@ type Request struct {
 	To string `json:"to,omitempty"`
 	// WapID is the wap.id publish looks for.
 	WapID string `json:"wap_id,omitempty"`
+	// InputInMemory says the caller keeps every batch of the input stream
+	// alive and unchanged until the call returns (a table it holds in
+	// memory, not a stream it produces batch by batch): writers may then
+	// keep the batches themselves until their row groups are complete
+	// instead of the encoded pages.
+	InputInMemory bool `json:"input_in_memory,omitempty"`
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.

@@ -16,6 +16,7 @@ import pytest
 import pyiceberg_go as ig
 from pyiceberg_go._arrow import InputStream, live_stream_count
 from pyiceberg_go._native import ArrowArrayStream, ArrowSchema
+from pyiceberg_go._session import in_memory
 from conftest import assert_same_rows, sample
 
 
@@ -172,3 +173,36 @@ def test_stream_is_consumed_even_when_the_write_fails(pyiceberg_catalog: Any) ->
     # The library moved the stream out of the capsule: importing it again must fail.
     with pytest.raises(Exception):
         pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
+
+
+# --- a table held in memory is lent to the writers; a stream is not ---
+
+
+def test_tables_held_in_memory_are_told_apart_from_streams() -> None:
+    t = sample(10)
+    for held in (t, t.to_batches()[0], t.to_pandas(), pl.from_arrow(t)):
+        assert in_memory(held), type(held)
+    con = duckdb.connect()
+    try:
+        rel = con.from_arrow(t)
+        for stream in (t.to_reader(), t.__arrow_c_stream__(), pl.from_arrow(t).lazy(), rel, None):
+            assert not in_memory(stream), type(stream)
+    finally:
+        con.close()
+
+
+def test_a_table_lent_to_the_writers_gives_the_file_its_stream_gives(pyiceberg_catalog: Any) -> None:
+    # Several chunks, one file: lent batches are encoded column by column at
+    # the end of the row group, streamed ones as they come; same bytes.
+    data = pa.concat_tables([sample(15000, seed=s) for s in range(4)])
+    ig.writeTo(data, "local.db.lent").create()
+    ig.writeTo(data.to_reader(), "local.db.streamed").create()
+    contents = []
+    for name in ("lent", "streamed"):
+        tbl = pyiceberg_catalog.load_table(f"db.{name}")
+        tasks = list(tbl.scan().plan_files())
+        assert len(tasks) == 1
+        with tbl.io.new_input(tasks[0].file.file_path).open() as f:
+            contents.append(f.read())
+        assert_same_rows(tbl.scan().to_arrow(), data)
+    assert contents[0] == contents[1]
