@@ -16,13 +16,8 @@ import (
 // (Flush) before the batches listed in cuts; it returns the file's bytes.
 func writeLent(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch, lend func(i int) bool, cuts ...int) []byte {
 	t.Helper()
-	opts, err := OptionsFromProperties(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Encoder = flatEncoder
 	fs := newMemFS()
-	w := NewWriter(t.Context(), fs, sc, opts, pathGen("mem://t"))
+	w := NewWriter(t.Context(), fs, sc, flatOptions(t, props), pathGen("mem://t"))
 	for i, rec := range recs {
 		for _, c := range cuts {
 			if c == i {

@@ -79,14 +79,20 @@ func forEachFlatEncoder(t *testing.T, fn func(t *testing.T)) {
 // into one file; it returns the file and its bytes.
 func writeParquetGo(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
 	t.Helper()
+	fs := newMemFS()
+	f := writeAll(t, fs, sc, flatOptions(t, props), recs)[0]
+	return f, fs.bytes(t, f.Path)
+}
+
+// flatOptions are the options of table properties props, with flatEncoder.
+func flatOptions(t *testing.T, props map[string]string) Options {
+	t.Helper()
 	opts, err := OptionsFromProperties(props)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Encoder = flatEncoder
-	fs := newMemFS()
-	f := writeAll(t, fs, sc, opts, recs)[0]
-	return f, fs.bytes(t, f.Path)
+	return opts
 }
 
 func isDictEncoding(e pq.Encoding) bool {
