@@ -1079,17 +1079,9 @@ func (e *nativeEncoder) newRowGroup() error {
 	dictRaw := make([]int64, len(e.nc))
 	err := eachColumnSpread(&e.scratch, len(e.nc), int(e.rgRows), func(i int) int64 { return int64(e.nc[i].plainBytes) }, func(i int, sc *nativeScratch) error {
 		c := e.nc[i]
-		if err := e.flushPage(c, sc); err != nil {
-			return err
-		}
-		if c.usedDict {
-			page, raw, err := e.dictionaryPage(c, sc)
-			if err != nil {
-				return err
-			}
-			dictPages[i], dictRaw[i] = page, raw
-		}
-		return nil
+		var err error
+		dictPages[i], dictRaw[i], err = e.finishChunk(c, sc)
+		return err
 	})
 	if err != nil {
 		return err
@@ -1105,6 +1097,18 @@ func (e *nativeEncoder) newRowGroup() error {
 	}
 	e.endRowGroup(o)
 	return nil
+}
+
+// finishChunk writes c's open page out and returns the chunk's dictionary
+// page (nil without one) and its uncompressed size.
+func (e *nativeEncoder) finishChunk(c *nativeColumn, sc *nativeScratch) ([]byte, int64, error) {
+	if err := e.flushPage(c, sc); err != nil {
+		return nil, 0, err
+	}
+	if !c.usedDict {
+		return nil, 0, nil
+	}
+	return e.dictionaryPage(c, sc)
 }
 
 // rowGroupOut is the footer entry and page indexes of the row group being
@@ -1242,14 +1246,9 @@ func (e *nativeEncoder) writeHeld() error {
 				return err
 			}
 		}
-		if err := e.flushPage(c, sc); err != nil {
+		var err error
+		if dictPage[i], dictRaw[i], err = e.finishChunk(c, sc); err != nil {
 			return err
-		}
-		if c.usedDict {
-			var err error
-			if dictPage[i], dictRaw[i], err = e.dictionaryPage(c, sc); err != nil {
-				return err
-			}
 		}
 		mu.Lock()
 		defer mu.Unlock()
