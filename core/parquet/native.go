@@ -322,6 +322,8 @@ type nativeEncoder struct {
 	// yet (hold), heldBytes their Arrow size.
 	held      []arrow.RecordBatch
 	heldBytes int64
+	// spill is the temporary file the columns' page buffers share.
+	spill spillStore
 	openCount
 }
 
@@ -998,7 +1000,7 @@ func (e *nativeEncoder) writePage(c *nativeColumn, hdr *format.PageHeader, body 
 		return 0, fmt.Errorf("encoding a page header: %w", err)
 	}
 	if c.buf == nil {
-		c.buf = pageSpill.GetBuffer()
+		c.buf = pageSpill.bufferIn(&e.spill)
 	}
 	if _, err := c.buf.Write(sc.header.Bytes()); err != nil {
 		return 0, withIO(err)

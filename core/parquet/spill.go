@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sort"
 	"sync"
 	"sync/atomic"
 )
@@ -34,17 +35,26 @@ type spillPool struct {
 // pageSpill is the encoders' pool; tests lower its budget.
 var pageSpill = &spillPool{budget: 64 << 20}
 
-// spills counts the temporary files made (tests read it); openSpills
-// those open now, at most maxOpenSpills, so that a write to many
-// partitions at once cannot take the file descriptors its data files need.
-// A buffer that finds them all taken stays in memory until one is free.
+// spills counts the buffers that went to a temporary file (tests read it);
+// openSpills the temporary files open now, at most maxOpenSpills, so that a
+// write to many partitions at once cannot take the file descriptors its
+// data files need. A buffer that finds them all taken stays in memory until
+// one is free.
 var (
 	spills        atomic.Int64
 	openSpills    atomic.Int64
 	maxOpenSpills int64 = 256
 )
 
+// GetBuffer gives a buffer with a temporary file of its own (parquet-go's
+// writer asks for buffers one by one); bufferIn shares one.
 func (p *spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{pool: p} }
+
+// bufferIn gives a buffer whose spilled bytes go to s, with those of the
+// other buffers given s.
+func (p *spillPool) bufferIn(s *spillStore) *spillBuffer {
+	return &spillBuffer{pool: p, store: s, shared: true}
+}
 
 func (p *spillPool) PutBuffer(b io.ReadWriteSeeker) {
 	if sb, ok := b.(*spillBuffer); ok {
@@ -65,26 +75,147 @@ var spillChunks = sync.Pool{New: func() any { b := make([]byte, 0, spillChunkByt
 // parquet-go only appends pages.
 var errSpillWrite = errors.New("parquet page buffer: write not at the end")
 
+// spillTailBytes is the size of the chunks written to a temporary file.
+const spillTailBytes = 64 << 10
+
+var spillTails = sync.Pool{New: func() any { b := make([]byte, 0, spillTailBytes); return &b }}
+
+// spillStore is a temporary file that page buffers append to, each keeping
+// where its bytes went. It is opened when a first buffer spills and closed
+// (so deleted) when the last one is released, that is when the row group
+// is flushed.
+type spillStore struct {
+	mu   sync.Mutex
+	file *os.File
+	size int64 // bytes in file
+	// tail gathers appends into spillTailBytes writes: one system call per
+	// page cost 0.7 CPU-s on W3 (7 files, ~100k pages).
+	tail  *[]byte
+	refs  int  // buffers with bytes here
+	noTmp bool // a temporary file could not be made: buffers stay in memory
+}
+
+// attach counts one more buffer in, opening the file if it is not; false
+// when no file can be had.
+func (s *spillStore) attach() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.file == nil {
+		if s.noTmp || openSpills.Add(1) > maxOpenSpills {
+			openSpills.Add(-1)
+			return false
+		}
+		f, err := os.CreateTemp("", "pyiceberg-go-pages-*")
+		if err == nil {
+			// Unlinked at once: the file lives until it is closed, and
+			// nothing is left behind should the process die.
+			if err = os.Remove(f.Name()); err != nil {
+				_ = f.Close()
+			}
+		}
+		if err != nil {
+			openSpills.Add(-1)
+			s.noTmp = true
+			return false
+		}
+		s.file, s.size = f, 0
+	}
+	s.refs++
+	return true
+}
+
+// append adds p at the end and says where it starts.
+func (s *spillStore) append(p []byte) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tail == nil {
+		s.tail = spillTails.Get().(*[]byte)
+	}
+	off := s.size + int64(len(*s.tail))
+	if len(*s.tail)+len(p) > cap(*s.tail) {
+		if err := s.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
+	if len(p) >= cap(*s.tail) {
+		n, err := s.file.WriteAt(p, s.size)
+		s.size += int64(n)
+		return off, err
+	}
+	*s.tail = append(*s.tail, p...)
+	return off, nil
+}
+
+func (s *spillStore) flushLocked() error {
+	if s.tail == nil || len(*s.tail) == 0 {
+		return nil
+	}
+	n, err := s.file.WriteAt(*s.tail, s.size)
+	s.size += int64(n)
+	*s.tail = (*s.tail)[:0]
+	return err
+}
+
+// readAt reads bytes from off on into p, up to the end of what is written
+// or gathered.
+func (s *spillStore) readAt(p []byte, off int64) (int, error) {
+	s.mu.Lock()
+	if off >= s.size {
+		n := copy(p, (*s.tail)[off-s.size:])
+		s.mu.Unlock()
+		return n, nil
+	}
+	// Bytes below size stay where they are while others append.
+	p = p[:min(int64(len(p)), s.size-off)]
+	s.mu.Unlock()
+	n, err := s.file.ReadAt(p, off)
+	if err == io.EOF && n == len(p) {
+		err = nil
+	}
+	return n, err
+}
+
+// detach counts one buffer out, closing the file after the last.
+func (s *spillStore) detach() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refs--; s.refs > 0 {
+		return
+	}
+	_ = s.file.Close()
+	s.file, s.size = nil, 0
+	openSpills.Add(-1)
+	if s.tail != nil {
+		*s.tail = (*s.tail)[:0]
+		spillTails.Put(s.tail)
+		s.tail = nil
+	}
+}
+
+// spillExtent is a run of a buffer's bytes in its store: from off, n bytes,
+// which are the buffer's bytes from at (counted after those in memory).
+type spillExtent struct{ off, n, at int64 }
+
 // spillBuffer is an append-only byte buffer, in memory while its pool has
 // room and in a temporary file after that.
 type spillBuffer struct {
-	pool *spillPool
-	mem  []*[]byte // the first bytes, in chunks of spillChunkBytes
-	memN int64     // bytes in mem
-	file *os.File  // the bytes after mem's, nil until they exist
-	// tail gathers writes bound for file into spillTailBytes chunks: one
-	// system call per page cost 0.7 CPU-s on W3 (7 files, ~100k pages).
-	tail  *[]byte
-	size  int64 // bytes written
-	pos   int64 // read position (Seek and Read move it)
-	noTmp bool  // a temporary file could not be made: memory only
+	pool   *spillPool
+	mem    []*[]byte // the first bytes, in chunks of spillChunkBytes
+	memN   int64     // bytes in mem
+	store  *spillStore
+	shared bool          // store is given, not the buffer's own
+	onDisk bool          // attached to store: the bytes after mem's are there
+	ext    []spillExtent // where they are
+	size   int64         // bytes written
+	pos    int64         // read position (Seek and Read move it)
+	noTmp  bool          // a temporary file could not be made: memory only
 }
 
 func (b *spillBuffer) Write(p []byte) (int, error) {
 	if b.pos != b.size {
 		return 0, errSpillWrite
 	}
-	if b.file == nil {
+	if !b.onDisk {
 		// Room for p in the chunks already held, or in new ones that fit
 		// the budget?
 		room := int64(len(b.mem))*spillChunkBytes - b.memN
@@ -96,25 +227,19 @@ func (b *spillBuffer) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 	}
-	if b.tail == nil {
-		b.tail = spillTails.Get().(*[]byte)
+	off, err := b.store.append(p)
+	if err != nil {
+		return 0, err
 	}
-	if len(*b.tail)+len(p) > cap(*b.tail) {
-		if err := b.flushTail(); err != nil {
-			return 0, err
-		}
-	}
-	var n int
-	var err error
-	if len(p) >= cap(*b.tail) {
-		n, err = b.file.Write(p)
+	n := int64(len(p))
+	if k := len(b.ext) - 1; k >= 0 && b.ext[k].off+b.ext[k].n == off {
+		b.ext[k].n += n
 	} else {
-		*b.tail = append(*b.tail, p...)
-		n = len(p)
+		b.ext = append(b.ext, spillExtent{off: off, n: n, at: b.size - b.memN})
 	}
-	b.size += int64(n)
+	b.size += n
 	b.pos = b.size
-	return n, err
+	return len(p), nil
 }
 
 // appendMem copies p into the in-memory chunks, taking new ones as needed.
@@ -132,46 +257,20 @@ func (b *spillBuffer) appendMem(p []byte) {
 	}
 }
 
-// spillTailBytes is the size of the chunks written to a temporary file.
-const spillTailBytes = 256 << 10
-
-var spillTails = sync.Pool{New: func() any { b := make([]byte, 0, spillTailBytes); return &b }}
-
-// flushTail writes the gathered bytes to the file.
-func (b *spillBuffer) flushTail() error {
-	if b.tail == nil || len(*b.tail) == 0 {
-		return nil
-	}
-	_, err := b.file.Write(*b.tail)
-	*b.tail = (*b.tail)[:0]
-	return err
-}
-
-// spill opens the temporary file the rest of the bytes go to; false when it
-// cannot, and then the buffer keeps everything in memory.
+// spill attaches the buffer to its store, where the rest of its bytes go;
+// false when it cannot, and then the buffer keeps everything in memory.
 func (b *spillBuffer) spill() bool {
 	if b.noTmp {
 		return false
 	}
-	if openSpills.Add(1) > maxOpenSpills {
-		openSpills.Add(-1)
+	if b.store == nil {
+		b.store = &spillStore{}
+	}
+	if !b.store.attach() {
+		b.noTmp = b.store.noTmp
 		return false
 	}
-	f, err := os.CreateTemp("", "pyiceberg-go-pages-*")
-	if err != nil {
-		openSpills.Add(-1)
-		b.noTmp = true
-		return false
-	}
-	// Unlinked at once: the file lives until it is closed, and nothing is
-	// left behind should the process die.
-	if os.Remove(f.Name()) != nil {
-		_ = f.Close()
-		openSpills.Add(-1)
-		b.noTmp = true
-		return false
-	}
-	b.file = f
+	b.onDisk = true
 	spills.Add(1)
 	return true
 }
@@ -179,9 +278,6 @@ func (b *spillBuffer) spill() bool {
 func (b *spillBuffer) inMemory() int64 { return b.memN }
 
 func (b *spillBuffer) Read(p []byte) (int, error) {
-	if err := b.flushTail(); err != nil {
-		return 0, err
-	}
 	if b.pos >= b.size {
 		return 0, io.EOF
 	}
@@ -191,12 +287,19 @@ func (b *spillBuffer) Read(p []byte) (int, error) {
 		b.pos += int64(n)
 		return n, nil
 	}
-	n, err := b.file.ReadAt(p, b.pos-b.inMemory())
+	n, err := b.readDisk(p)
 	b.pos += int64(n)
-	if err == io.EOF && n > 0 {
-		err = nil
-	}
 	return n, err
+}
+
+// readDisk reads from the read position, which is past the bytes in
+// memory, up to the end of the extent it is in.
+func (b *spillBuffer) readDisk(p []byte) (int, error) {
+	rel := b.pos - b.memN
+	i := sort.Search(len(b.ext), func(i int) bool { return b.ext[i].at+b.ext[i].n > rel })
+	e := b.ext[i]
+	in := rel - e.at
+	return b.store.readAt(p[:min(int64(len(p)), e.n-in)], e.off+in)
 }
 
 func (b *spillBuffer) Seek(offset int64, whence int) (int64, error) {
@@ -221,9 +324,6 @@ var spillCopy = sync.Pool{New: func() any { b := make([]byte, spillCopyBytes); r
 // WriteTo writes the bytes from the read position on to w (parquet-go
 // flushes a row group's column chunk with io.Copy).
 func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
-	if err := b.flushTail(); err != nil {
-		return 0, err
-	}
 	var total int64
 	for b.pos < b.memN {
 		c := *b.mem[b.pos/spillChunkBytes]
@@ -237,38 +337,42 @@ func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
 	if b.pos < b.size {
 		buf := spillCopy.Get().(*[]byte)
 		defer spillCopy.Put(buf)
-		src := io.NewSectionReader(b.file, b.pos-b.inMemory(), b.size-b.pos)
-		n, err := io.CopyBuffer(onlyWriter{w}, src, *buf)
-		total += n
-		b.pos += n
-		if err != nil {
-			return total, err
+		for b.pos < b.size {
+			// Gather extents into the buffer before writing it out.
+			n := 0
+			for n < len(*buf) && b.pos < b.size {
+				k, err := b.readDisk((*buf)[n:])
+				n += k
+				b.pos += int64(k)
+				if err != nil {
+					return total, err
+				}
+			}
+			k, err := w.Write((*buf)[:n])
+			total += int64(k)
+			if err != nil {
+				return total, err
+			}
 		}
 	}
 	return total, nil
 }
 
-// onlyWriter hides a destination's ReadFrom, so io.CopyBuffer uses the
-// buffer it is given.
-type onlyWriter struct{ io.Writer }
-
-// release closes the temporary file and recycles the memory.
+// release hands the buffer's place in its store back (the store's file is
+// closed after the last) and recycles the memory.
 func (b *spillBuffer) release() {
-	if b.file != nil {
-		_ = b.file.Close()
-		b.file = nil
-		openSpills.Add(-1)
+	if b.onDisk {
+		b.store.detach()
+		b.onDisk = false
+	}
+	if !b.shared {
+		b.store = nil
 	}
 	for _, c := range b.mem {
 		*c = (*c)[:0]
 		spillChunks.Put(c)
 	}
 	b.pool.inMemory.Add(-int64(len(b.mem)) * spillChunkBytes)
-	b.mem, b.memN = nil, 0
-	if b.tail != nil {
-		*b.tail = (*b.tail)[:0]
-		spillTails.Put(b.tail)
-		b.tail = nil
-	}
+	b.mem, b.memN, b.ext = nil, 0, nil
 	b.size, b.pos = 0, 0
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,8 +52,8 @@ func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 	budget := int64(3 * spillChunkBytes)
 	b := (&spillPool{budget: budget}).GetBuffer().(*spillBuffer)
 	want := fillSpill(t, b, 12*spillChunkBytes)
-	if b.file == nil || b.inMemory() > budget || b.inMemory() < budget-3000 {
-		t.Fatalf("file %v, %d bytes in memory", b.file, b.inMemory())
+	if !b.onDisk || b.inMemory() > budget || b.inMemory() < budget-3000 {
+		t.Fatalf("on disk %v, %d bytes in memory", b.onDisk, b.inMemory())
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("temporary files visible: %v", left)
@@ -81,12 +82,12 @@ func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 	if _, err := b.Seek(1, io.SeekEnd); err == nil {
 		t.Fatal("seek past the end accepted")
 	}
-	f := b.file
+	f := b.store.file
 	b.release()
 	if _, err := f.Stat(); err == nil {
 		t.Fatal("temporary file still open after release")
 	}
-	if b.size != 0 || b.mem != nil || b.file != nil {
+	if b.size != 0 || b.mem != nil || b.onDisk || b.store != nil || b.ext != nil {
 		t.Fatal("release left state behind")
 	}
 }
@@ -96,8 +97,8 @@ func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
 	want := fillSpill(t, b, 5*spillChunkBytes)
-	if b.file != nil || b.inMemory() != int64(len(want)) {
-		t.Fatalf("file %v, %d of %d bytes in memory", b.file, b.inMemory(), len(want))
+	if b.onDisk || b.inMemory() != int64(len(want)) {
+		t.Fatalf("on disk %v, %d of %d bytes in memory", b.onDisk, b.inMemory(), len(want))
 	}
 	b.Seek(0, io.SeekStart)
 	var out bytes.Buffer
@@ -120,7 +121,7 @@ func TestSpilledPagesGiveTheSameFile(t *testing.T) {
 		before := spills.Load()
 		_, spilled := writeParquetGo(t, props, sc, recs)
 		if spills.Load()-before < 2*int64(sc.NumFields()) {
-			t.Fatalf("%d temporary files for %d columns", spills.Load()-before, sc.NumFields())
+			t.Fatalf("%d column chunks spilled for %d columns", spills.Load()-before, sc.NumFields())
 		}
 		if !bytes.Equal(inMemory, spilled) {
 			t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
@@ -146,12 +147,12 @@ func TestSpillFilesAreCapped(t *testing.T) {
 	a, b := pool.GetBuffer().(*spillBuffer), pool.GetBuffer().(*spillBuffer)
 	fillSpill(t, a, 3*spillChunkBytes)
 	want := fillSpill(t, b, 3*spillChunkBytes)
-	if a.file == nil || b.file != nil || b.inMemory() != int64(len(want)) {
-		t.Fatalf("first spilled %v, second spilled %v with %d bytes in memory", a.file != nil, b.file != nil, b.inMemory())
+	if !a.onDisk || b.onDisk || b.inMemory() != int64(len(want)) {
+		t.Fatalf("first spilled %v, second spilled %v with %d bytes in memory", a.onDisk, b.onDisk, b.inMemory())
 	}
 	a.release()
 	more := bytes.Repeat([]byte("more"), spillChunkBytes)
-	if _, err := b.Write(more); err != nil || b.file == nil {
+	if _, err := b.Write(more); err != nil || !b.onDisk {
 		t.Fatalf("second did not spill once a file was free: %v", err)
 	}
 	b.Seek(0, io.SeekStart)
@@ -236,14 +237,14 @@ func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
 	spillTmp(t)
 	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
 	want := fillSpillPages(t, b, 3<<20, 400<<10)
-	if b.file == nil {
+	if !b.onDisk {
 		t.Fatal("nothing spilled")
 	}
-	st, err := b.file.Stat()
+	st, err := b.store.file.Stat()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pending := int64(len(*b.tail)); st.Size()+pending+b.inMemory() != int64(len(want)) || pending >= spillTailBytes {
+	if pending := int64(len(*b.store.tail)); st.Size()+pending+b.inMemory() != int64(len(want)) || pending >= spillTailBytes {
 		t.Fatalf("file %d + pending %d + memory %d bytes, wrote %d", st.Size(), pending, b.inMemory(), len(want))
 	}
 	b.Seek(0, io.SeekStart)
@@ -265,12 +266,97 @@ func TestSpillPoolCountsHeldChunks(t *testing.T) {
 		t.Fatalf("%d bytes counted for %d held", got, a.inMemory())
 	}
 	fillSpill(t, b, 10*spillChunkBytes)
-	if got := pool.inMemory.Load(); got > pool.budget || b.file == nil {
-		t.Fatalf("%d bytes counted against a budget of %d; second spilled %v", got, pool.budget, b.file != nil)
+	if got := pool.inMemory.Load(); got > pool.budget || !b.onDisk {
+		t.Fatalf("%d bytes counted against a budget of %d; second spilled %v", got, pool.budget, b.onDisk)
 	}
 	a.release()
 	b.release()
 	if got := pool.inMemory.Load(); got != 0 {
 		t.Fatalf("%d bytes still counted", got)
 	}
+}
+
+// Buffers given one store share its temporary file: pages written to them
+// from several goroutines at once, small and large, interleave in it, yet
+// each buffer reads back its own bytes in order; the file is opened once
+// and closed with the last buffer released.
+func TestSpillBuffersShareOneFile(t *testing.T) {
+	spillTmp(t)
+	pool := &spillPool{budget: spillChunkBytes}
+	var store spillStore
+	files := openSpills.Load()
+	bufs := make([]*spillBuffer, 6)
+	wants := make([][]byte, len(bufs))
+	for i := range bufs {
+		bufs[i] = pool.bufferIn(&store)
+	}
+	var wg sync.WaitGroup
+	for i := range bufs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(i), 9))
+			for len(wants[i]) < 2<<20 {
+				// Mostly pages under the gathering chunk, some over it.
+				n := 1 + r.IntN(20<<10)
+				if r.IntN(20) == 0 {
+					n = spillTailBytes + r.IntN(spillTailBytes)
+				}
+				p := make([]byte, n)
+				for j := range p {
+					p[j] = byte(r.Uint32())
+				}
+				if _, err := bufs[i].Write(p); err != nil {
+					t.Error(err)
+					return
+				}
+				wants[i] = append(wants[i], p...)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := openSpills.Load() - files; got != 1 {
+		t.Fatalf("%d temporary files open for %d buffers", got, len(bufs))
+	}
+	for i, b := range bufs {
+		if !b.onDisk || len(b.ext) < 2 {
+			t.Fatalf("buffer %d: on disk %v in %d runs", i, b.onDisk, len(b.ext))
+		}
+		b.Seek(0, io.SeekStart)
+		var out bytes.Buffer
+		if n, err := io.Copy(&out, b); err != nil || n != int64(len(wants[i])) || !bytes.Equal(out.Bytes(), wants[i]) {
+			t.Fatalf("buffer %d: copied %d of %d bytes (%v), equal %v", i, n, len(wants[i]), err, bytes.Equal(out.Bytes(), wants[i]))
+		}
+		// Reads from anywhere stop at a run's end and go on from there.
+		r := rand.New(rand.NewPCG(uint64(i), 10))
+		for range 50 {
+			at := r.Int64N(int64(len(wants[i])))
+			b.Seek(at, io.SeekStart)
+			got, err := io.ReadAll(io.LimitReader(b, 100<<10))
+			if end := min(at+100<<10, int64(len(wants[i]))); err != nil || !bytes.Equal(got, wants[i][at:end]) {
+				t.Fatalf("buffer %d: read at %d: %d bytes, %v", i, at, len(got), err)
+			}
+		}
+	}
+	f := store.file
+	for _, b := range bufs[:len(bufs)-1] {
+		b.release()
+	}
+	if _, err := f.Stat(); err != nil || openSpills.Load()-files != 1 {
+		t.Fatalf("file closed before its last buffer was released: %v", err)
+	}
+	bufs[len(bufs)-1].release()
+	if _, err := f.Stat(); err == nil || openSpills.Load() != files || store.file != nil {
+		t.Fatal("file still open after every buffer was released")
+	}
+	// The store opens a new file for the next row group.
+	want := fillSpill(t, bufs[0], 3*spillChunkBytes)
+	if !bufs[0].onDisk || store.file == nil {
+		t.Fatal("no new file after the first was closed")
+	}
+	bufs[0].Seek(0, io.SeekStart)
+	if got, _ := io.ReadAll(bufs[0]); !bytes.Equal(got, want) {
+		t.Fatal("bytes differ in the second file")
+	}
+	bufs[0].release()
 }

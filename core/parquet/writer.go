@@ -35,7 +35,7 @@ type File struct {
 const (
 	queueLen = 2
 	// bufferBytes batches the many small page writes into larger FileIO writes.
-	bufferBytes = 256 << 10
+	bufferBytes = 64 << 10
 	// Rows per slice handed to the encoder: the file and row group sizes
 	// are checked between slices.
 	firstSliceRows = 4096
