@@ -49,6 +49,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 
+	"github.com/pyiceberg-go/pyiceberg-go/capi/pin"
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
@@ -291,7 +292,8 @@ func pig_execute(sh C.uintptr_t, doc *C.pig_cchar, input *C.struct_ArrowArrayStr
 		if err != nil {
 			return fail(e, fmt.Errorf("%w: importing the input stream: %v", errs.ErrInvalidArgument, err))
 		}
-		rdr = r.(array.RecordReader)
+		// The producer is called from one OS thread (capi/pin).
+		rdr = pin.NewReader(r.(array.RecordReader))
 	}
 	in := rdr
 	if in != nil {
