@@ -2,7 +2,9 @@ package parquet
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -79,5 +81,67 @@ func BenchmarkNoDictionaryColumns(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		noDictionaryColumns(rec, r)
+	}
+}
+
+// TestProjectDistinctSaturates: on 16,384 rows drawn uniformly from K
+// values the projection to a row group of 4M rows lands near the K(1 -
+// (1-1/K)^rows) such a row group holds, where a line through the second
+// half's rate of new values projects up to millions; keys that keep coming
+// in order (sorted, or all distinct) still project along the line.
+func TestProjectDistinctSaturates(t *testing.T) {
+	const n, rows = dictSampleMax, 4 << 20
+	rng := rand.New(rand.NewPCG(3, 5))
+	set := newDistinctSet(n)
+	project := func(vals []int64) float64 {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(vals, nil)
+		arr := b.NewInt64Array()
+		defer arr.Release()
+		d1, d, _, _ := distinctHalves(set, arr, n)
+		return projectDistinct(d1, d, n, rows)
+	}
+	for _, k := range []int{3, 500, 10000, 60000, 200000} {
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = rng.Int64N(int64(k))
+		}
+		want := float64(k) * (1 - math.Pow(1-1/float64(k), rows))
+		if got := project(vals); math.Abs(got-want) > 0.2*want {
+			t.Errorf("%d uniform values: projected %.0f distinct in %d rows, want about %.0f", k, got, rows, want)
+		}
+	}
+	sorted := make([]int64, n)
+	for i := range sorted {
+		sorted[i] = int64(i / 4) // lineitem's l_orderkey: new values at a steady rate
+	}
+	if got, want := project(sorted), float64(rows/4); got < want {
+		t.Errorf("sorted keys: projected %.0f distinct in %d rows, want at least %.0f", got, rows, want)
+	}
+	unique := make([]int64, n)
+	for i := range unique {
+		unique[i] = rng.Int64()
+	}
+	if got := project(unique); got < rows*0.99 {
+		t.Errorf("distinct keys: projected %.0f distinct in %d rows, want about %d", got, rows, rows)
+	}
+}
+
+// TestDictionaryDecisionOnLineitem: on the first batch of lineitem-like
+// data, dictionaries stay on for columns of few values (l_suppkey's 10,000
+// among them, which a straight-line projection from 16,384 rows turned
+// off) and go off for the keys and comments that would overflow a 2 MB
+// dictionary page, and for l_partkey, whose 200,000 values would fit it
+// but exceed dictMaxEntries.
+func TestDictionaryDecisionOnLineitem(t *testing.T) {
+	_, recs := lineitemBatches(t)
+	r, err := Options{}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := noDictionaryColumns(recs[0].NewSlice(0, dictSampleMax), r)
+	if want := []string{"l_orderkey", "l_partkey", "l_extendedprice", "l_comment"}; !slices.Equal(got, want) {
+		t.Errorf("dictionary off for %v, want %v", got, want)
 	}
 }
