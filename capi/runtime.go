@@ -16,13 +16,15 @@ import (
 
 // gcRule is the garbage collector's target when the host sets no GOGC:
 // the heap may grow by a quarter of the live data between collections
-// (Go's default is all of it), or by 64 MB while less than 256 MB is live.
+// (Go's default is all of it), or by 64 MB while less than 256 MB is live;
+// by less (what it allocates in a second, at least 16 MB) while the
+// library allocates slowly, as a long streamed write does.
 // Most of what a write allocates is Arrow and Parquet buffers with no
 // pointers, so collecting more often costs little on large writes, while
 // a smaller heap needs fewer fresh pages from the OS; small appends with a
 // few MB live would otherwise collect several times per call
 // (core/gctune, docs/decisions.md).
-var gcRule = gctune.Settings{Percent: 25, MinHeadroom: 64 << 20}
+var gcRule = gctune.Settings{Percent: 25, MinHeadroom: 64 << 20, RateWindow: time.Second, LowHeadroom: 16 << 20}
 
 func init() {
 	// zstd pages through the C library (capi/czstd).

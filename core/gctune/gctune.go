@@ -9,6 +9,13 @@
 // collector took a third of its CPU (bench/run.py W4). MinHeadroom lets a
 // small heap grow by tens of MB between collections; Percent bounds a
 // large one.
+//
+// A long streamed write allocates slowly (a few MB a second: its buffers
+// are reused) and would fill all of MinHeadroom with garbage before the
+// next collection, tens of MB of peak memory that a collection every few
+// seconds would keep down at no measurable cost. With RateWindow set, the
+// floor is what the program allocated per RateWindow between the last two
+// collections, within [LowHeadroom, MinHeadroom].
 package gctune
 
 import (
@@ -16,18 +23,26 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 )
 
 // Settings of the tuner.
 type Settings struct {
 	Percent     int   // GOGC for a large live heap
 	MinHeadroom int64 // bytes the heap may grow past the live heap at least
+	// RateWindow (if set) lowers that floor for a program that allocates
+	// slowly: to its allocations per RateWindow, but not under LowHeadroom.
+	RateWindow  time.Duration
+	LowHeadroom int64
 }
 
 var (
 	mu      sync.Mutex
 	current Settings
 	started bool
+	// allocations and time at the last apply, for the allocation rate.
+	lastAllocs uint64
+	lastTime   time.Time
 )
 
 // Start makes s the rule from the next collection on (and applies it to
@@ -56,25 +71,42 @@ func arm() {
 	})
 }
 
-var liveSample = []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+var samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
 
 func apply() {
 	mu.Lock()
 	s := current
-	metrics.Read(liveSample)
-	live := int64(liveSample[0].Value.Uint64())
+	metrics.Read(samples)
+	live := int64(samples[0].Value.Uint64())
+	allocs, now := samples[1].Value.Uint64(), time.Now()
+	rate := -1.0 // not known before the first collection
+	if !lastTime.IsZero() {
+		rate = float64(allocs-lastAllocs) / max(now.Sub(lastTime).Seconds(), 1e-3)
+	}
+	lastAllocs, lastTime = allocs, now
 	mu.Unlock()
-	debug.SetGCPercent(Percent(s, live))
+	debug.SetGCPercent(Percent(s, live, Headroom(s, rate)))
 }
 
-// Percent is the GOGC that rule s gives for live bytes of live heap.
-func Percent(s Settings, live int64) int {
+// Headroom is the floor of headroom rule s gives a program that allocated
+// rate bytes a second since the last collection (negative: not known).
+func Headroom(s Settings, rate float64) int64 {
+	if s.RateWindow <= 0 || rate < 0 {
+		return s.MinHeadroom
+	}
+	h := int64(rate * s.RateWindow.Seconds())
+	return min(max(h, s.LowHeadroom), s.MinHeadroom)
+}
+
+// Percent is the GOGC that rule s gives for live bytes of live heap and a
+// floor of headroom bytes.
+func Percent(s Settings, live, headroom int64) int {
 	p := s.Percent
 	if live > 0 {
-		if h := int(s.MinHeadroom * 100 / live); h > p {
+		if h := int(headroom * 100 / live); h > p {
 			p = h
 		}
-	} else if s.MinHeadroom > 0 {
+	} else if headroom > 0 {
 		p = 1000
 	}
 	return min(p, 1000)

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 func TestPercent(t *testing.T) {
@@ -18,9 +19,38 @@ func TestPercent(t *testing.T) {
 		{4 << 20, 1000}, // capped
 		{0, 1000},       // nothing measured yet
 	} {
-		if got := Percent(s, c.live); got != c.want {
+		if got := Percent(s, c.live, s.MinHeadroom); got != c.want {
 			t.Errorf("live %d: GOGC %d, want %d", c.live, got, c.want)
 		}
+	}
+}
+
+// TestHeadroomFollowsTheAllocationRate: with a window, the floor is the
+// allocations of one window, between LowHeadroom and MinHeadroom; without
+// one, or before a rate is known, it is MinHeadroom.
+func TestHeadroomFollowsTheAllocationRate(t *testing.T) {
+	s := Settings{Percent: 25, MinHeadroom: 64 << 20, RateWindow: time.Second, LowHeadroom: 16 << 20}
+	for _, c := range []struct {
+		rate float64
+		want int64
+	}{
+		{-1, 64 << 20},      // not known yet
+		{1 << 30, 64 << 20}, // a busy write: the full floor
+		{32 << 20, 32 << 20},
+		{4 << 20, 16 << 20}, // a slow stream: no lower than LowHeadroom
+		{0, 16 << 20},
+	} {
+		if got := Headroom(s, c.rate); got != c.want {
+			t.Errorf("rate %.0f: headroom %d, want %d", c.rate, got, c.want)
+		}
+	}
+	// A slow allocator with 80 MB live (W5's write) gets GOGC 25, not 80.
+	if got := Percent(s, 80<<20, Headroom(s, 4<<20)); got != 25 {
+		t.Errorf("slow allocator, 80 MB live: GOGC %d, want 25", got)
+	}
+	s.RateWindow = 0
+	if got := Headroom(s, 4<<20); got != 64<<20 {
+		t.Errorf("no window: headroom %d, want %d", got, 64<<20)
 	}
 }
 
