@@ -90,3 +90,35 @@ func TestRetunesAfterEachCollection(t *testing.T) {
 		t.Fatalf("after the large heap died: GOGC %d, want well above 50", got)
 	}
 }
+
+// TestSlowAllocationLowersTheFloor: with 512 MB live, the collection
+// after allocating it at once keeps the floor (256 MB: GOGC about 50), and
+// one after a quiet half second applies the percent rule alone (GOGC 40).
+func TestSlowAllocationLowersTheFloor(t *testing.T) {
+	defer Start(Settings{Percent: 100})
+	Start(Settings{Percent: 40, MinHeadroom: 256 << 20, RateWindow: time.Second, LowHeadroom: 16 << 20})
+	// One collection, then the target its finalizer sets (a second
+	// collection would measure the rate over the moment between them).
+	collect := func() int64 {
+		before := gogc()
+		runtime.GC()
+		for deadline := time.Now().Add(2 * time.Second); gogc() == before && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		return gogc()
+	}
+	runtime.GC()
+	runtime.GC()
+	big := make([][]byte, 0, 32)
+	for range 32 {
+		big = append(big, make([]byte, 16<<20))
+	}
+	if got := collect(); got < 45 || got > 50 {
+		t.Fatalf("512 MB allocated at once: GOGC %d, want about 50", got)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if got := collect(); got != 40 {
+		t.Fatalf("after a quiet half second: GOGC %d, want 40", got)
+	}
+	runtime.KeepAlive(big)
+}
