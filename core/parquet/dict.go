@@ -22,8 +22,8 @@ const (
 	// dictMaxEntries caps the values a dictionary is expected to hold.
 	// Past it the hash table outgrows the caches: on 1M rows of
 	// lineitem-like data, l_partkey's 200,000-value dictionary fits the
-	// 2 MB page limit but cost 14% more CPU than plain values under zstd
-	// and gave a 2% larger file (docs/decisions.md).
+	// 2 MB page limit but cost about 20% more CPU than plain values under
+	// zstd and gave a 2% larger file (docs/decisions.md).
 	dictMaxEntries = 1 << 16
 	// assumedCompression turns Arrow bytes per row into the encoded bytes per
 	// row used to estimate a row group's length in rows.
@@ -32,11 +32,10 @@ const (
 
 // noDictionaryColumns returns the top-level primitive columns whose
 // dictionary would overflow the dictionary page limit (or dictMaxEntries)
-// within one row group,
-// judged from the first batch of a file: the distinct counts of its first
-// half and of all of it, projected to the expected rows of a row group by
-// projectDistinct. Such columns would fall back to plain encoding anyway
-// after paying for the hash table.
+// within one row group, judged from the first batch of a file: the
+// distinct counts of its first half and of all of it, projected to the
+// expected rows of a row group by projectDistinct. Such columns would fall
+// back to plain encoding anyway after paying for the hash table.
 func noDictionaryColumns(rec arrow.RecordBatch, r resolved) []string {
 	n := int(rec.NumRows())
 	if n < dictSampleMin {
