@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,10 +21,13 @@ import (
 // columns through a hash map. Codes of successive columns are then combined
 // and renumbered, by a lookup table when the combined domain is small and by
 // a hash map otherwise.
-func groupIDs(parts []arrow.Array, n int) ([]uint32, int) {
-	gid := make([]uint32, n)
-	codes := make([]uint32, n)
-	combined := make([]uint64, n)
+//
+// The slices come from sc and stay its (gid until sc is put back).
+func groupIDs(parts []arrow.Array, n int, sc *splitScratch) ([]uint32, int) {
+	gid := resize(&sc.gid, n)
+	clear(gid)
+	codes := resize(&sc.codes, n)
+	combined := resize(&sc.combined, n)
 	limit := denseLimit(n)
 
 	var domain uint64 = 1 // all rows start in one group: gid is all zero
@@ -32,12 +36,47 @@ func groupIDs(parts []arrow.Array, n int) ([]uint32, int) {
 		for i := range combined {
 			combined[i] = uint64(gid[i])*card + uint64(codes[i])
 		}
-		domain = renumber(combined, domain*card, gid, limit)
+		domain = renumber(combined, domain*card, gid, limit, &sc.table)
 	}
 	if len(parts) == 0 {
 		return gid, 1
 	}
 	return gid, int(domain)
+}
+
+// splitScratch holds the per-row slices of one Split: group ids, codes,
+// combined codes, the renumbering table and positions within groups. Split
+// takes one from scratchPool and puts it back: slices made afresh for every
+// batch cost a page fault per 4 KB on first write (in a CPU profile of W3
+// in bench/goprof the first writes of ids, codes and combined codes took
+// 0.36 of 3.8 CPU-s; docs/decisions.md).
+type splitScratch struct {
+	gid, codes, table []uint32
+	combined          []uint64
+	pos               []int32
+}
+
+// maxScratchRows: the slices of larger batches are not kept.
+const maxScratchRows = 1 << 20
+
+var scratchPool = sync.Pool{New: func() any { return new(splitScratch) }}
+
+func getScratch() *splitScratch { return scratchPool.Get().(*splitScratch) }
+
+func putScratch(sc *splitScratch) {
+	if cap(sc.gid) <= maxScratchRows && cap(sc.table) <= 4*maxScratchRows {
+		scratchPool.Put(sc)
+	}
+}
+
+// resize makes *s n long, reusing its array when large enough; the
+// contents are not cleared.
+func resize[T any](s *[]T, n int) []T {
+	if cap(*s) < n {
+		*s = make([]T, n)
+	}
+	*s = (*s)[:n]
+	return *s
 }
 
 // denseLimit is the largest domain coded through a lookup table.
@@ -47,10 +86,11 @@ func denseLimit(n int) uint64 {
 
 // renumber writes into gid the first-appearance number of every value of
 // vals (all < domain) and returns the count of distinct values.
-func renumber(vals []uint64, domain uint64, gid []uint32, limit uint64) uint64 {
+func renumber(vals []uint64, domain uint64, gid []uint32, limit uint64, scratch *[]uint32) uint64 {
 	var next uint32
 	if domain <= limit {
-		table := make([]uint32, domain) // 0 = unseen, else id+1
+		table := resize(scratch, int(domain)) // 0 = unseen, else id+1
+		clear(table)
 		for i, v := range vals {
 			id := table[v]
 			if id == 0 {

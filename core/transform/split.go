@@ -106,7 +106,9 @@ func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Sc
 	if n == 0 {
 		return nil, nil
 	}
-	gid, ngroups := groupIDs(parts, n)
+	sc := getScratch()
+	defer putScratch(sc)
+	gid, ngroups := groupIDs(parts, n, sc)
 
 	out := make([]Partition, ngroups)
 	first := make([]int, ngroups)
@@ -125,7 +127,7 @@ func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Sc
 		}
 		out[g].Key = tupleKey(parts, first[g])
 	}
-	if err := gather(rec, gid, out, mem, scatterMem); err != nil {
+	if err := gather(rec, gid, out, mem, scatterMem, sc); err != nil {
 		for _, p := range out {
 			if p.Record != nil {
 				p.Record.Release()
@@ -138,7 +140,7 @@ func Split(rec arrow.RecordBatch, spec iceberg.PartitionSpec, schema *iceberg.Sc
 
 // gather fills out[g].Record with the rows of group g in input order.
 // The buffers of flat columns, written in full, come from scatterMem.
-func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem, scatterMem memory.Allocator) error {
+func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem, scatterMem memory.Allocator, sc *splitScratch) error {
 	n := len(gid)
 	counts := make([]int, len(out))
 	clustered := true
@@ -166,7 +168,7 @@ func gather(rec arrow.RecordBatch, gid []uint32, out []Partition, mem, scatterMe
 	}
 	// Each row's place in its group; every column is scattered once into
 	// arrays of each group's own.
-	gr := &groups{gid: gid, pos: make([]int32, n), counts: counts, mem: mem, out: scatterMem}
+	gr := &groups{gid: gid, pos: resize(&sc.pos, n), counts: counts, mem: mem, out: scatterMem}
 	defer gr.release()
 	next := make([]int32, len(out))
 	for row, g := range gid {
