@@ -22,7 +22,7 @@ import (
 // and renumbered, by a lookup table when the combined domain is small and by
 // a hash map otherwise.
 //
-// The slices come from sc and stay its (gid until sc is put back).
+// The ids are sc's: valid until sc goes back to the pool.
 func groupIDs(parts []arrow.Array, n int, sc *splitScratch) ([]uint32, int) {
 	gid := resize(&sc.gid, n)
 	clear(gid)
@@ -64,7 +64,7 @@ var scratchPool = sync.Pool{New: func() any { return new(splitScratch) }}
 func getScratch() *splitScratch { return scratchPool.Get().(*splitScratch) }
 
 func putScratch(sc *splitScratch) {
-	if cap(sc.gid) <= maxScratchRows && cap(sc.table) <= 4*maxScratchRows {
+	if cap(sc.gid) <= maxScratchRows && uint64(cap(sc.table)) <= denseLimit(maxScratchRows) {
 		scratchPool.Put(sc)
 	}
 }
