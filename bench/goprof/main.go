@@ -90,6 +90,8 @@ func main() {
 	if *heap != "" {
 		go func() {
 			time.Sleep(*heapAfter)
+			// The profile shows the heap as of the last collection.
+			runtime.GC()
 			hf, _ := os.Create(*heap)
 			pprof.WriteHeapProfile(hf)
 			hf.Close()

@@ -8,7 +8,9 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -196,32 +198,6 @@ func (d *nativeDict) entry(k int32) []byte {
 	return d.plain[int(k)*d.width : int(k+1)*d.width]
 }
 
-// findBytes is insertBytes with the probe for a value of up to 7 bytes
-// inlined (the common case of low-cardinality strings).
-func (d *nativeDict) findBytes(v []byte) int32 {
-	if len(v) <= 7 && cap(v) >= 8 {
-		h := binary.LittleEndian.Uint64(v[:8])&(1<<(8*len(v))-1) | uint64(len(v))<<56
-		for s := int((h * 0x9E3779B97F4A7C15) >> d.shift); ; s = (s + 1) & (len(d.slots) - 1) {
-			k := d.slots[s]
-			if k == 0 {
-				break
-			}
-			if d.keys[k-1] == h && d.entryLen(k-1) == len(v) {
-				return k - 1
-			}
-		}
-	}
-	return d.insertBytes(v)
-}
-
-// entryLen is the length of byte-array entry k.
-func (d *nativeDict) entryLen(k int32) int {
-	if k == 0 {
-		return int(d.ends[0])
-	}
-	return int(d.ends[k] - d.ends[k-1])
-}
-
 func (d *nativeDict) insertBytes(v []byte) int32 {
 	short := len(v) <= 7
 	var h uint64
@@ -230,7 +206,7 @@ func (d *nativeDict) insertBytes(v []byte) int32 {
 		// the key: equal keys are equal values of up to 7 bytes.
 		h = shortKey(v)
 	} else {
-		h = maphash.Bytes(d.seed, v)
+		h = longKey(d.seed, v)
 	}
 	s := d.slot(h)
 	for {
@@ -238,12 +214,8 @@ func (d *nativeDict) insertBytes(v []byte) int32 {
 		if k == 0 {
 			break
 		}
-		if d.keys[k-1] == h {
-			// A long value's hash can equal a short value's key; lengths
-			// tell them apart.
-			if e := d.entry(k - 1); len(e) == len(v) && (short || bytes.Equal(e, v)) {
-				return k - 1
-			}
+		if d.keys[k-1] == h && (short || bytes.Equal(d.entry(k-1), v)) {
+			return k - 1
 		}
 		s = (s + 1) & (len(d.slots) - 1)
 	}
@@ -259,6 +231,44 @@ func (d *nativeDict) insertBytes(v []byte) int32 {
 	}
 	return k
 }
+
+// longTag marks the keys of byte-array values of more than 7 bytes.
+const longTag = 0xFF << 56
+
+// longKey hashes a value of more than 7 bytes. Its top byte is 0xFF,
+// which no short value's key has: a short key found in the table is that
+// value. Values of up to 32 bytes are hashed by wordsKey, longer ones
+// with hash/maphash.
+func longKey(seed maphash.Seed, v []byte) uint64 {
+	if len(v) <= 32 {
+		return wordsKey(v)
+	}
+	return maphash.Bytes(seed, v) | longTag
+}
+
+// wordsKey is longKey of a value of 8 to 32 bytes: its words mixed with
+// per-process random keys (wyhash's mixing step), the first and last
+// eight bytes, then for more than 16 bytes the two before the last.
+func wordsKey(v []byte) uint64 {
+	n := len(v)
+	h := mix16(binary.LittleEndian.Uint64(v), binary.LittleEndian.Uint64(v[n-8:]), n)
+	if n > 16 {
+		h = mix16(h^binary.LittleEndian.Uint64(v[8:]), binary.LittleEndian.Uint64(v[n-16:]), n)
+	}
+	return h | longTag
+}
+
+// mix16 is longKey's hash of two words of a value n bytes long.
+func mix16(a, b uint64, n int) uint64 {
+	hi, lo := bits.Mul64(a^mixKeys[0], b^mixKeys[1]^uint64(n))
+	return hi ^ lo
+}
+
+// mixKeys are mix16's random keys, drawn once per process.
+var mixKeys = [2]uint64{rand.Uint64() | 1, rand.Uint64() | 1}
+
+// shortMask keeps the first n bytes of a little-endian word.
+var shortMask = [8]uint64{0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0xFFFFFFFFFFFF, 0xFFFFFFFFFFFFFF}
 
 // shortKey packs a value of at most 7 bytes and its length into a number.
 // Values inside a larger buffer (Arrow's) are loaded 8 bytes at once.
@@ -813,26 +823,75 @@ func putPlain[T fixedWidth](b []byte, v T) {
 
 func int64OfInt[T fixedWidth](v T) int64 { return int64(v) }
 
+// addDictBytes appends the valid values of rows [off, end) of a String
+// or Binary array (offsets offs, not yet rebased, and data) to c's open
+// page as dictionary indexes.
+func addDictBytes(c *nativeColumn, offs []int32, data []byte, arr arrow.Array, off, end, nulls int) {
+	base := offs[0]
+	d := c.dict
+	start := len(c.idx)
+	idx := slices.Grow(c.idx, end-off)
+	// The probe of insertBytes for values of up to 7 bytes, inlined:
+	// their key is their bytes, loaded 8 at once (shortKey).
+	slots, keys, shift, mask := d.slots, d.keys, d.shift, len(d.slots)-1
+	plainBytes := 0
+	for j := off; j < end; j++ {
+		if nulls > 0 && arr.IsNull(j) {
+			continue
+		}
+		lo, hi := int(offs[j]-base), int(offs[j+1]-base)
+		n := hi - lo
+		plainBytes += 4 + n
+		if n <= 7 && lo+8 <= len(data) {
+			key := binary.LittleEndian.Uint64(data[lo:lo+8])&shortMask[n] | uint64(n)<<56
+			s := int((key * 0x9E3779B97F4A7C15) >> shift)
+			for {
+				k := slots[s]
+				if k == 0 {
+					break
+				}
+				if keys[k-1] == key {
+					idx = append(idx, k-1)
+					goto next
+				}
+				s = (s + 1) & mask
+			}
+		}
+		if n > 7 && n <= 32 {
+			// The probe of insertBytes for values of 8 to 32 bytes.
+			key := wordsKey(data[lo:hi])
+			s := int((key * 0x9E3779B97F4A7C15) >> shift)
+			for {
+				k := slots[s]
+				if k == 0 {
+					break
+				}
+				if keys[k-1] == key && bytes.Equal(d.entry(k-1), data[lo:hi]) {
+					idx = append(idx, k-1)
+					goto next
+				}
+				s = (s + 1) & mask
+			}
+		}
+		idx = append(idx, d.insertBytes(data[lo:hi]))
+		slots, keys, shift, mask = d.slots, d.keys, d.shift, len(d.slots)-1
+	next:
+	}
+	c.idx = idx
+	c.plainBytes += plainBytes
+	for _, k := range d.fresh(c.idx[start:]) {
+		v := d.entry(k)
+		c.widen(v, v)
+		c.maxIdx = max(c.maxIdx, k)
+	}
+}
+
 // addBytes appends the valid values of rows [off, end) of a String or
 // Binary array (offsets offs, not yet rebased, and data) to c's open page.
 func addBytes(c *nativeColumn, offs []int32, data []byte, arr arrow.Array, off, end, nulls int, sc *nativeScratch) error {
 	base := offs[0]
 	if c.dictOn {
-		d := c.dict
-		start := len(c.idx)
-		for j := off; j < end; j++ {
-			if nulls > 0 && arr.IsNull(j) {
-				continue
-			}
-			v := data[offs[j]-base : offs[j+1]-base]
-			c.idx = append(c.idx, d.findBytes(v))
-			c.plainBytes += 4 + len(v)
-		}
-		for _, k := range d.fresh(c.idx[start:]) {
-			v := d.entry(k)
-			c.widen(v, v)
-			c.maxIdx = max(c.maxIdx, k)
-		}
+		addDictBytes(c, offs, data, arr, off, end, nulls)
 		return nil
 	}
 	if lo, hi, ok := sc.bounds.stringRange(offs, data, base, arr, off, end); ok {

@@ -393,3 +393,66 @@ func keepsNothing(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, opts
 		}
 	}
 }
+
+// TestDictionaryIndexesStrings checks the dictionary's inlined probes
+// (values of up to 7 bytes keyed by their bytes, 8 to 32 bytes by
+// wordsKey) against insertBytes: every value of every length from 0 to
+// 40 bytes, repeated in random order, values that share their first and
+// last words, and short values at the end of Arrow's data buffer (too
+// close to its end to be loaded 8 bytes at once), must each get one
+// index whose entry is the value.
+func TestDictionaryIndexesStrings(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	var distinct []string
+	for n := range 41 {
+		for range 3 {
+			b := make([]byte, n)
+			for k := range b {
+				b[k] = byte(r.IntN(4)) // few symbols: many near-equal values
+			}
+			distinct = append(distinct, string(b))
+		}
+	}
+	// Same first and last 8 bytes, different middles.
+	distinct = append(distinct, "abcdefgh-1-12345678", "abcdefgh-2-12345678", "abcdefgh0123456789abcdef12345678",
+		"abcdefgh0123456789abcdee12345678")
+	for _, tail := range [][]string{nil, {"x"}, {"xy", ""}, {"abcdefg"}} {
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		var want []string
+		for range 5000 {
+			v := distinct[r.IntN(len(distinct))]
+			sb.Append(v)
+			want = append(want, v)
+		}
+		for _, v := range tail {
+			sb.Append(v)
+			want = append(want, v)
+		}
+		a := sb.NewStringArray()
+		sb.Release()
+		c := &nativeColumn{kind: kBytes, dict: newNativeDict(kBytes, 0), dictOn: true, offs: []uint32{0}}
+		for off := 0; off < len(want); off += dictChunkRows {
+			end := min(len(want), off+dictChunkRows)
+			if err := addBytes(c, a.ValueOffsets(), a.ValueBytes(), a, off, end, 0, &nativeScratch{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Release()
+		if len(c.idx) != len(want) {
+			t.Fatalf("%d indexes for %d values", len(c.idx), len(want))
+		}
+		index := map[string]int32{}
+		for j, k := range c.idx {
+			if got := string(c.dict.entry(k)); got != want[j] {
+				t.Fatalf("value %d: index %d holds %q, want %q", j, k, got, want[j])
+			}
+			if prev, ok := index[want[j]]; ok && prev != k {
+				t.Fatalf("%q has indexes %d and %d", want[j], prev, k)
+			}
+			index[want[j]] = k
+		}
+		if c.dict.len() != len(index) {
+			t.Fatalf("dictionary of %d entries for %d distinct values", c.dict.len(), len(index))
+		}
+	}
+}

@@ -24,8 +24,11 @@ func TestRecyclerReusesBuffersUpToItsLimit(t *testing.T) {
 	if r.Held() != 1<<20 {
 		t.Fatalf("held %d after one free, want %d", r.Held(), 1<<20)
 	}
-	b := r.Allocate(600 << 10)
-	if &b[:1][0] != &a[:1][0] || len(b) != 600<<10 {
+	if c := cap(r.Allocate(600 << 10)); c != 640<<10 {
+		t.Fatalf("600 KB: cap %d, want the 640 KB class", c)
+	}
+	b := r.Allocate(900 << 10)
+	if &b[:1][0] != &a[:1][0] || len(b) != 900<<10 {
 		t.Fatal("a buffer of the same class was not reused")
 	}
 	if r.Held() != 0 {
@@ -36,7 +39,7 @@ func TestRecyclerReusesBuffersUpToItsLimit(t *testing.T) {
 			t.Errorf("size %d: cap %d, want the runtime's exact %d", size, c, size)
 		}
 	}
-	r.Free(make([]byte, 10, 3<<20)) // not a class size
+	r.Free(make([]byte, 10, 3<<20+1000)) // not a class size
 	if r.Held() != 0 {
 		t.Fatalf("held %d after freeing an odd capacity", r.Held())
 	}
@@ -100,6 +103,23 @@ func TestSplitIntoRecycledBuffersMatchesFreshOnes(t *testing.T) {
 		in.Release()
 		if batch == 0 && rec.Held() == 0 {
 			t.Fatal("released partitions gave nothing back to the Recycler")
+		}
+	}
+}
+
+// Every size in the recycled range gets the smallest class that holds it,
+// at most a quarter larger, and a class's own size maps back to it.
+func TestRecyclerClassesFitTheirSizes(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for range 100000 {
+		size := 1<<12 + 1 + r.IntN(1<<28-1<<12)
+		c := sizeClass(size)
+		got := classSize(c)
+		if got < size || 4*got > 5*size || (c > 0 && classSize(c-1) >= size) {
+			t.Fatalf("size %d: class %d of %d bytes", size, c, got)
+		}
+		if sizeClass(got) != c {
+			t.Fatalf("class %d's size %d maps to class %d", c, got, sizeClass(got))
 		}
 	}
 }
