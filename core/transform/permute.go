@@ -298,8 +298,10 @@ func (gr *groups) scatterValidity(arr arrow.Array) ([]*memory.Buffer, []int) {
 	return bufs, nulls
 }
 
-// scatterVar scatters variable-width values: each group's lengths at their
-// new places, a prefix sum per group turning them to offsets, then the bytes.
+// scatterVar scatters variable-width values: each group's bytes are
+// summed first, then one pass copies every value to the end of its group's
+// bytes and writes its end offset there. (Scattering the lengths, then a
+// prefix sum per group, then the bytes took a pass more over random places.)
 func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, dataBufs []*memory.Buffer) {
 	var zero O
 	offBufs, raw := gr.newBuffers(func(n int) int { return (n + 1) * int(unsafe.Sizeof(zero)) })
@@ -308,19 +310,15 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 		outOffs[g] = castSlice[O](raw[g])[:gr.counts[g]+1]
 		outOffs[g][0] = 0
 	}
-	for i, p := range gr.pos {
-		outOffs[gr.gid[i]][p+1] = offs[i+1] - offs[i]
-	}
-	for _, o := range outOffs {
-		for k := 1; k < len(o); k++ {
-			o[k] += o[k-1]
-		}
+	size := make([]int, len(raw))
+	for i, g := range gr.gid {
+		size[g] += int(offs[i+1] - offs[i])
 	}
 	// Each group's bytes get wordCopy's slack past their end while they
 	// are written.
 	dataBufs, dst := gr.newBuffers(func(int) int { return 0 })
-	for g, o := range outOffs {
-		dataBufs[g].Resize(int(o[len(o)-1]) + wordCopySlack)
+	for g := range raw {
+		dataBufs[g].Resize(size[g] + wordCopySlack)
 		dst[g] = dataBufs[g].Bytes()
 	}
 	// Values are copied 16 bytes at a time, running up to 15 bytes past
@@ -328,18 +326,22 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 	// this one, or the slack. Go's copy of a short string cost a call to
 	// memmove each (most values here are under 16 bytes). The last values,
 	// whose overrun would read past the input's bytes, are copied exactly.
+	ends := make([]O, len(raw))
 	for i, p := range gr.pos {
 		g := gr.gid[i]
-		o := outOffs[g]
 		from, to := int(offs[i]), int(offs[i+1])
+		at := ends[g]
 		if from+(to-from+15)&^15 <= len(vals) {
-			wordCopy(dst[g][o[p]:], vals[from:to])
+			wordCopy(dst[g][at:], vals[from:to])
 		} else {
-			copy(dst[g][o[p]:o[p+1]], vals[from:to])
+			copy(dst[g][at:], vals[from:to])
 		}
+		at += O(to - from)
+		ends[g] = at
+		outOffs[g][p+1] = at
 	}
-	for g, o := range outOffs {
-		dataBufs[g].Resize(int(o[len(o)-1]))
+	for g := range raw {
+		dataBufs[g].Resize(size[g])
 	}
 	return offBufs, dataBufs
 }
