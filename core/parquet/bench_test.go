@@ -191,6 +191,7 @@ func BenchmarkWriteOneSmallFile(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
 // BenchmarkDictionaryStrings appends lineitem's four low-cardinality
 // string columns (1-byte flags, 3-to-7-byte ship modes, 4-to-17-byte ship
 // instructions) to dictionary-encoded pages in the chunks writeColumn
