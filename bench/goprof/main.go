@@ -51,6 +51,7 @@ func main() {
 	rowsPer := flag.Int("rows", 1000, "rows per commit with -commits")
 	purego := flag.Bool("purego", false, "compress zstd with klauspost/compress (the core alone) instead of the C library the shared library installs (capi/czstd)")
 	required := flag.Bool("required", false, "create the table with the input's required columns (use-nullable-query-schema=false, as bench/run.py's append table), not Spark's all-optional default")
+	inMemory := flag.Bool("inmemory", false, "say the input stays in memory (request input_in_memory, as the Python package says for a pyarrow Table): an unpartitioned write then encodes from it in place")
 	flag.Parse()
 	if !*purego {
 		czstd.Install()
@@ -77,7 +78,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	req := &request.Request{Op: request.OpCreate, Table: "local.b.t"}
+	req := &request.Request{Op: request.OpCreate, Table: "local.b.t", InputInMemory: *inMemory}
 	if *part != "" {
 		tr, col, _ := strings.Cut(*part, ":")
 		req.PartitionBy = []request.PartitionField{{Transform: tr, Column: col}}
