@@ -235,3 +235,52 @@ func BenchmarkDictionaryStrings(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*len(cols)), "ns/value")
 }
+
+// BenchmarkDictionaryInts appends lineitem's dictionary-encoded integer
+// columns (ship dates, supplier keys, quantities as decimal units, discounts)
+// to dictionary-encoded pages in the chunks writeColumn takes, and reports
+// the time per value.
+func BenchmarkDictionaryInts(b *testing.B) {
+	const n = 1 << 18
+	r := rand.New(rand.NewPCG(7, 7))
+	dates := make([]int32, n)
+	for i := range dates {
+		dates[i] = int32(8035 + r.IntN(2526))
+	}
+	longs := make([][]int64, 3)
+	for i := range longs {
+		longs[i] = make([]int64, n)
+	}
+	for i := range n {
+		longs[0][i] = r.Int64N(10000) + 1
+		longs[1][i] = (r.Int64N(50) + 1) * 100
+		longs[2][i] = r.Int64N(11)
+	}
+	sc := &nativeScratch{}
+	newCol := func(k nativeKind, w int) *nativeColumn {
+		return &nativeColumn{kind: k, width: w, dict: newNativeDict(k, w), dictOn: true}
+	}
+	dc := newCol(kInt32, 4)
+	lc := []*nativeColumn{newCol(kInt64, 8), newCol(kInt64, 8), newCol(kInt64, 8)}
+	page := func(c *nativeColumn) {
+		if len(c.idx) >= 1<<17 {
+			c.idx, c.has = c.idx[:0], false
+			c.dict.epoch++
+		}
+	}
+	for b.Loop() {
+		for off := 0; off < n; off += dictChunkRows {
+			if err := addFixedWidth(dc, dates[off:off+dictChunkRows], nil, off, 0, sc); err != nil {
+				b.Fatal(err)
+			}
+			page(dc)
+			for i, c := range lc {
+				if err := addFixedWidth(c, longs[i][off:off+dictChunkRows], nil, off, 0, sc); err != nil {
+					b.Fatal(err)
+				}
+				page(c)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*n), "ns/value")
+}

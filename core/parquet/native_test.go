@@ -456,3 +456,202 @@ func TestDictionaryIndexesStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestDictionaryIndexesInts checks the direct table of integer
+// dictionaries: values whose range grows (the table is rebuilt around the
+// entries it has), a span too wide for it (the hash table takes over with
+// the entries made so far), and the ends of the int64 range.
+func TestDictionaryIndexesInts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	cases := map[string][]int64{}
+	var grow []int64
+	for _, span := range []int64{10, 3000, 40000} { // the range widens twice
+		for range 3000 {
+			grow = append(grow, 1000+r.Int64N(span))
+		}
+	}
+	cases["growing"] = grow
+	var wide []int64
+	for range 3000 {
+		wide = append(wide, r.Int64N(500))
+	}
+	for range 3000 {
+		wide = append(wide, r.Int64N(1<<20)) // past directSpan, after 500 entries
+	}
+	cases["too wide"] = wide
+	var ends []int64
+	for range 3000 {
+		ends = append(ends, math.MaxInt64-r.Int64N(100))
+	}
+	for range 3000 {
+		ends = append(ends, math.MinInt64+r.Int64N(100))
+	}
+	cases["int64 ends"] = ends
+	var negative []int64
+	for range 5000 {
+		negative = append(negative, -r.Int64N(2000)-1)
+	}
+	cases["negative"] = negative
+	for name, want := range cases {
+		for _, width := range []int{4, 8} {
+			kind := kInt64
+			if width == 4 {
+				kind = kInt32
+				if name == "int64 ends" {
+					continue
+				}
+			}
+			c := &nativeColumn{kind: kind, width: width, dict: newNativeDict(kind, width), dictOn: true}
+			for off := 0; off < len(want); off += dictChunkRows {
+				end := min(len(want), off+dictChunkRows)
+				var err error
+				if width == 4 {
+					v := make([]int32, 0, end-off)
+					for _, x := range want[off:end] {
+						v = append(v, int32(x))
+					}
+					err = addFixedWidth(c, v, nil, off, 0, &nativeScratch{})
+				} else {
+					err = addFixedWidth(c, want[off:end], nil, off, 0, &nativeScratch{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(c.idx) != len(want) {
+				t.Fatalf("%s/%d: %d indexes for %d values", name, width, len(c.idx), len(want))
+			}
+			index := map[int64]int32{}
+			for j, k := range c.idx {
+				e := c.dict.entry(k)
+				got := int64(int32(binary.LittleEndian.Uint32(e)))
+				if width == 8 {
+					got = int64(binary.LittleEndian.Uint64(e))
+				}
+				if got != want[j] {
+					t.Fatalf("%s/%d: value %d: index %d holds %d, want %d", name, width, j, k, got, want[j])
+				}
+				if prev, ok := index[want[j]]; ok && prev != k {
+					t.Fatalf("%s/%d: %d has indexes %d and %d", name, width, want[j], prev, k)
+				}
+				index[want[j]] = k
+			}
+			if c.dict.len() != len(index) {
+				t.Fatalf("%s/%d: dictionary of %d entries for %d distinct values", name, width, c.dict.len(), len(index))
+			}
+			if off := c.dict.directOff; off != (name == "too wide" || name == "int64 ends") {
+				t.Errorf("%s/%d: direct table off = %v", name, width, off)
+			}
+		}
+	}
+}
+
+// TestDictionaryTinyTable checks the one-probe table of short strings: it
+// turns itself off past tinyMax values with the dictionary still right,
+// and a column with nulls goes through it value by value.
+func TestDictionaryTinyTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	// Values equal in their first words, or but for trailing zero bytes.
+	many := []string{"0123456789abcdef-x", "0123456789abcdef-y", "ab", "ab\x00", "", "\x00",
+		"0123456789abcdef01234567", "0123456789abcdef01234568", "01234567", "01234567\x00"}
+	for len(many) < tinyMax+50 {
+		b := make([]byte, r.IntN(25))
+		for k := range b {
+			b[k] = byte('a' + r.IntN(3))
+		}
+		many = append(many, string(b))
+	}
+	for _, tc := range []struct {
+		name     string
+		distinct []string
+		nullRate int // one row in nullRate is null; 0: none
+		off      bool
+	}{
+		{"few", many[:20], 0, false},
+		{"few with nulls", many[:20], 4, false},
+		{"many", many, 0, true},
+		{"many with nulls", many, 3, true},
+	} {
+		sb := array.NewStringBuilder(memory.DefaultAllocator)
+		var want []string // the valid values, in order
+		for range 8000 {
+			if tc.nullRate > 0 && r.IntN(tc.nullRate) == 0 {
+				sb.AppendNull()
+				continue
+			}
+			v := tc.distinct[r.IntN(len(tc.distinct))]
+			sb.Append(v)
+			want = append(want, v)
+		}
+		a := sb.NewStringArray()
+		sb.Release()
+		c := &nativeColumn{kind: kBytes, dict: newNativeDict(kBytes, 0), dictOn: true, offs: []uint32{0}}
+		for off := 0; off < a.Len(); off += dictChunkRows {
+			end := min(a.Len(), off+dictChunkRows)
+			nulls := 0
+			for j := off; j < end; j++ {
+				if a.IsNull(j) {
+					nulls++
+				}
+			}
+			if err := addBytes(c, a.ValueOffsets(), a.ValueBytes(), a, off, end, nulls, &nativeScratch{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Release()
+		if len(c.idx) != len(want) {
+			t.Fatalf("%s: %d indexes for %d values", tc.name, len(c.idx), len(want))
+		}
+		index := map[string]int32{}
+		for j, k := range c.idx {
+			if got := string(c.dict.entry(k)); got != want[j] {
+				t.Fatalf("%s: value %d: index %d holds %q, want %q", tc.name, j, k, got, want[j])
+			}
+			if prev, ok := index[want[j]]; ok && prev != k {
+				t.Fatalf("%s: %q has indexes %d and %d", tc.name, want[j], prev, k)
+			}
+			index[want[j]] = k
+		}
+		if c.dict.len() != len(index) {
+			t.Fatalf("%s: dictionary of %d entries for %d distinct values", tc.name, c.dict.len(), len(index))
+		}
+		if c.dict.tiny.off != tc.off {
+			t.Errorf("%s: tiny table off = %v, want %v", tc.name, c.dict.tiny.off, tc.off)
+		}
+		if !tc.off && c.dict.tiny.count != len(index) {
+			t.Errorf("%s: tiny table holds %d values, the dictionary %d", tc.name, c.dict.tiny.count, len(index))
+		}
+	}
+}
+
+// TestDictionaryTinyTableLengths: an entry of the one-probe table with the
+// same words as a value but another length is not that value, also where
+// the value's probe starts (the hash mixes the length in, so the test puts
+// it there).
+func TestDictionaryTinyTableLengths(t *testing.T) {
+	buf := make([]byte, 32)
+	copy(buf, "ab") // "ab", and "ab\x00" is buf[:3]
+	for _, nulls := range []int{0, 1} {
+		d := newNativeDict(kBytes, 0)
+		d.tiny.slots = make([]tinyEntry, tinySlots)
+		a, b, c, _ := tinyKey(buf, 2)
+		_, _, _, s := tinyKey(buf, 3)
+		d.tiny.slots[s%tinySlots] = tinyEntry{a: a, b: b, c: c, n: 2 + 1, k: 77} // "ab" as entry 77
+		d.tiny.count = 1
+		col := &nativeColumn{kind: kBytes, dict: d, dictOn: true, offs: []uint32{0}}
+		offs := []int32{0, 3}
+		var arr arrow.Array
+		if nulls > 0 {
+			sb := array.NewStringBuilder(memory.DefaultAllocator)
+			sb.Append("ab\x00")
+			sb.AppendNull()
+			arr = sb.NewStringArray()
+			sb.Release()
+			offs = append(offs, 3)
+		}
+		addDictBytes(col, offs, buf, arr, 0, len(offs)-1, nulls)
+		if len(col.idx) != 1 || col.idx[0] == 77 || string(d.entry(col.idx[0])) != "ab\x00" {
+			t.Fatalf("nulls %d: \"ab\\x00\" got indexes %v (77 is \"ab\")", nulls, col.idx)
+		}
+	}
+}
