@@ -242,6 +242,8 @@ func (t *tinyTable) run(offs []int32, base int32, data []byte, j, end int, idx [
 		if n > 24 || lo+24 > uint(len(data)) {
 			break
 		}
+		// lookup's probe, written out: as a function of its own, called
+		// for each value, it measured 40% slower.
 		a, b, c, s := tinyKey(data[lo:], n)
 		for {
 			e := &slots[s%tinySlots]
