@@ -86,3 +86,22 @@ def test_partition_values_match_pyiceberg(case: str, pyiceberg_catalog: Any) -> 
     # Every partition the data spans is present.
     expected_partitions = set(zip(*(map(fn, internal_values(data.column(col))) for fn, (col, _, _) in zip(fns, fields))))
     assert seen_partitions == expected_partitions
+
+
+def test_partitioned_write_of_batches_larger_than_a_split(pyiceberg_catalog: Any) -> None:
+    """A batch of more rows than the writer splits into partitions at once (64Ki) is split in
+    slices: every row lands once, in the file of its own partition."""
+    data = sample(150_000, seed=3).combine_chunks()
+    assert data.column(0).num_chunks == 1 and data.to_batches()[0].num_rows == 150_000
+    name = "db.part_large_batch"
+    ig.writeTo(data, f"local.{name}").partitionedBy("level").create()
+
+    tbl = pyiceberg_catalog.load_table(name)
+    parts: list[pa.Table] = []
+    for task in tbl.scan().plan_files():
+        rows = pq.read_table(local_path(task.file.file_path))
+        assert rows.num_rows == task.file.record_count
+        levels = set(rows.column("level").to_pylist())
+        assert levels == {task.file.partition[0]}, f"{task.file.file_path}: levels {levels}"
+        parts.append(rows.select(data.column_names))
+    assert_same_rows(pa.concat_tables(parts), data)
