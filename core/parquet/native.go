@@ -202,15 +202,15 @@ const (
 )
 
 // tinyMasks keeps, for a value of n <= 24 bytes, the bytes of each of its
-// three words that are its own: the length picks a row, with no branch.
+// three words that are its own (shortMask's, whole words past 7 bytes):
+// the length picks a row, with no branch.
 var tinyMasks = func() (m [25][3]uint64) {
 	for n := range m {
 		for w := range 3 {
-			k := min(max(n-8*w, 0), 8)
-			if k == 8 {
-				m[n][w] = ^uint64(0)
+			if k := max(n-8*w, 0); k < 8 {
+				m[n][w] = shortMask[k]
 			} else {
-				m[n][w] = 1<<(8*k) - 1
+				m[n][w] = ^uint64(0)
 			}
 		}
 	}
