@@ -655,3 +655,54 @@ func TestDictionaryTinyTableLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeOfIntegers checks the two-chain min/max of integer values
+// against a plain loop, for every length up to 9 (odd and even tails),
+// with the extremes of each type at every position.
+func TestRangeOfIntegers(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	check := func(t *testing.T, vals []int64) {
+		t.Helper()
+		lo, hi, ok := rangeOf(vals)
+		if len(vals) == 0 {
+			if ok {
+				t.Fatalf("rangeOf of nothing says ok")
+			}
+			return
+		}
+		wantLo, wantHi := vals[0], vals[0]
+		for _, v := range vals {
+			wantLo, wantHi = min(wantLo, v), max(wantHi, v)
+		}
+		if !ok || lo != wantLo || hi != wantHi {
+			t.Fatalf("rangeOf(%v) = %d, %d, %v; want %d, %d", vals, lo, hi, ok, wantLo, wantHi)
+		}
+		v32 := make([]int32, len(vals))
+		for i, v := range vals {
+			v32[i] = int32(v)
+		}
+		lo32, hi32, _ := rangeOf(v32)
+		wlo, whi := v32[0], v32[0]
+		for _, v := range v32 {
+			wlo, whi = min(wlo, v), max(whi, v)
+		}
+		if lo32 != wlo || hi32 != whi {
+			t.Fatalf("rangeOf(%v) = %d, %d; want %d, %d", v32, lo32, hi32, wlo, whi)
+		}
+	}
+	for n := range 10 {
+		for pos := range n {
+			for _, extreme := range []int64{math.MinInt64, math.MaxInt64, math.MinInt32, math.MaxInt32} {
+				vals := make([]int64, n)
+				for i := range vals {
+					vals[i] = r.Int64N(1000) - 500
+				}
+				vals[pos] = extreme
+				check(t, vals)
+			}
+		}
+		if n == 0 {
+			check(t, nil)
+		}
+	}
+}
