@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -797,4 +798,34 @@ func BenchmarkViewsToOffsets(b *testing.B) {
 			out.Release()
 		}
 	})
+}
+
+// A view that points past its data buffers, or has a negative length, is
+// a validation error naming the column, not a crash.
+func TestMalformedViewsAreRejected(t *testing.T) {
+	mem := checkedMem(t)
+	p := &planner{mem: mem, ctx: exec.WithAllocator(context.Background(), mem)}
+	conv, err := p.leaf("c", arrow.BinaryTypes.StringView, arrow.BinaryTypes.String)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := memory.NewBufferBytes([]byte("a value of twenty bytes.."))
+	for name, h := range map[string]view{
+		"buffer index":    {n: 20, buf: 1},
+		"negative index":  {n: 20, buf: -1},
+		"offset":          {n: 20, buf: 0, off: 10},
+		"negative offset": {n: 20, buf: 0, off: -4},
+		"negative length": {n: -3},
+	} {
+		raw := unsafe.Slice((*byte)(unsafe.Pointer(&h)), viewBytes)
+		d := array.NewData(arrow.BinaryTypes.StringView, 1,
+			[]*memory.Buffer{nil, memory.NewBufferBytes(bytes.Clone(raw)), block}, nil, 0, 0)
+		arr := array.MakeFromData(d)
+		out, err := conv(arr)
+		if !errors.Is(err, errs.ErrValidation) || !strings.Contains(err.Error(), "column 'c'") {
+			t.Errorf("%s: got %v, %v; want a validation error for column 'c'", name, out, err)
+		}
+		arr.Release()
+		d.Release()
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/internal/memx"
 )
 
 // listConv plans a list column from any Arrow list-like input. The result is
@@ -222,15 +223,16 @@ func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
 // value copied once. arrow-go's cast appends value by value through a
 // builder: 1.3 of the 6.6 CPU-s of a 6M-row lineitem write whose five string
 // columns came as views (pyarrow reads the file's strings so; polars hands
-// its strings over as views).
+// its strings over as views). A view that points outside its data buffers
+// is a validation error.
 func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType) conv {
 	return func(a arrow.Array) (arrow.Array, error) {
 		d := a.Data()
 		off, n := d.Offset(), d.Len()
-		if d.Buffers()[1] == nil {
-			return nil, fmt.Errorf("column '%s': %s array without views: %w", path, a.DataType(), errs.ErrValidation)
+		if d.Buffers()[1] == nil || d.Buffers()[1].Len() < (off+n)*viewBytes {
+			return nil, fmt.Errorf("column '%s': %s array without its views: %w", path, a.DataType(), errs.ErrValidation)
 		}
-		views := arrow.ViewHeaderTraits.CastFromBytes(d.Buffers()[1].Bytes())[off : off+n]
+		views := unsafe.Slice((*view)(unsafe.Pointer(unsafe.SliceData(d.Buffers()[1].Bytes()))), off+n)[off:]
 		blocks := make([][]byte, len(d.Buffers())-2)
 		for i, b := range d.Buffers()[2:] {
 			if b != nil {
@@ -242,7 +244,10 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 		total := 0
 		for i := range views {
 			if all || valid(off+i) {
-				total += views[i].Len()
+				if views[i].n < 0 {
+					return nil, fmt.Errorf("column '%s': value %d has length %d: %w", path, i, views[i].n, errs.ErrValidation)
+				}
+				total += int(views[i].n)
 			}
 		}
 		if unsafe.Sizeof(O(0)) == 4 && total > math.MaxInt32 {
@@ -253,24 +258,59 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 		offsets.Resize((off + n + 1) * int(unsafe.Sizeof(O(0))))
 		data := memory.NewResizableBuffer(p.mem)
 		defer data.Release()
-		data.Resize(total)
+		data.Resize(total + memx.WordCopySlack)
 		ends, bytes := arrow.GetData[O](offsets.Bytes()), data.Bytes()
 		clear(ends[:off+1]) // entries before the slice's offset are never read
+		ends = ends[off+1 : off+1+len(views)]
 		pos := 0
+		// Values are copied in words, up to 15 bytes past their ends (into
+		// the place of the next value, or the slack): inline values as the
+		// 12 bytes of their header, the others 16 bytes at a time where
+		// their block has the bytes to read. A copy of each through memmove
+		// took 33-37 ns a value in BenchmarkViewsToOffsets, this 24-31 ns.
 		for i := range views {
 			if h := &views[i]; all || valid(off+i) {
-				if h.IsInline() {
-					pos += copy(bytes[pos:], h.InlineBytes())
+				ln := int(h.n)
+				if ln <= viewInline {
+					dst := unsafe.Pointer(unsafe.SliceData(bytes[pos : pos+viewInline]))
+					*(*uint64)(dst) = uint64(h.prefix) | uint64(uint32(h.buf))<<32
+					*(*uint32)(unsafe.Add(dst, 8)) = uint32(h.off)
 				} else {
-					start := int(h.BufferOffset())
-					pos += copy(bytes[pos:], blocks[h.BufferIndex()][start:start+h.Len()])
+					if uint(h.buf) >= uint(len(blocks)) || h.off < 0 || int(h.off)+ln > len(blocks[h.buf]) {
+						return nil, fmt.Errorf("column '%s': value %d points past its data buffers: %w", path, i, errs.ErrValidation)
+					}
+					b, from := blocks[h.buf], int(h.off)
+					if src := b[from : from+ln]; from+(ln+15)&^15 <= len(b) {
+						memx.WordCopy(bytes[pos:pos+ln+15], src)
+					} else {
+						copy(bytes[pos:], src)
+					}
 				}
+				pos += ln
 			}
-			ends[off+i+1] = O(pos)
+			ends[i] = O(pos)
 		}
+		data.ResizeNoShrink(total) // the slack goes, with no copy
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offsets, data}, nil), nil
 	}
 }
+
+// view is an Arrow view header as the format lays it out: the value's
+// length, then either the value itself (up to viewInline bytes, in
+// prefix, buf and off) or its first four bytes, the index of the data
+// buffer that holds it and its offset there. Little-endian, as Arrow is
+// on the machines this runs on.
+type view struct {
+	n      int32
+	prefix uint32
+	buf    int32
+	off    int32
+}
+
+const (
+	viewBytes  = int(unsafe.Sizeof(view{}))
+	viewInline = 12
+)
 
 // retype returns a conversion that relabels an array's buffers with type dt.
 func retype(dt arrow.DataType) conv {

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/internal/memx"
 )
 
 // groups says where each row of a batch goes: row i becomes row pos[i] of
@@ -314,11 +316,11 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 	for i, g := range gr.gid {
 		size[g] += int(offs[i+1] - offs[i])
 	}
-	// Each group's bytes get wordCopy's slack past their end while they
+	// Each group's bytes get WordCopy's slack past their end while they
 	// are written.
 	dataBufs, dst := gr.newBuffers(func(int) int { return 0 })
 	for g := range raw {
-		dataBufs[g].Resize(size[g] + wordCopySlack)
+		dataBufs[g].Resize(size[g] + memx.WordCopySlack)
 		dst[g] = dataBufs[g].Bytes()
 	}
 	// Values are copied 16 bytes at a time, running up to 15 bytes past
@@ -332,7 +334,7 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 		from, to := int(offs[i]), int(offs[i+1])
 		at := ends[g]
 		if from+(to-from+15)&^15 <= len(vals) {
-			wordCopy(dst[g][at:], vals[from:to])
+			memx.WordCopy(dst[g][at:], vals[from:to])
 		} else {
 			copy(dst[g][at:], vals[from:to])
 		}
@@ -344,22 +346,4 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 		dataBufs[g].Resize(size[g])
 	}
 	return offBufs, dataBufs
-}
-
-// wordCopySlack is the bytes wordCopy may write past the value's end.
-const wordCopySlack = 16
-
-// wordCopy copies src to dst in 16-byte words: it reads and writes up to
-// 15 bytes past src's and the value's end, which the caller guarantees are
-// there (cap is not checked: dst and src must have room).
-func wordCopy(dst, src []byte) {
-	n := len(src)
-	if n == 0 {
-		return
-	}
-	s := unsafe.Pointer(unsafe.SliceData(src))
-	d := unsafe.Pointer(unsafe.SliceData(dst))
-	for k := 0; k < n; k += 16 {
-		*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
-	}
 }

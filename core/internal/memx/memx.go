@@ -1,0 +1,23 @@
+// Package memx holds the byte copies the hot loops of the core share.
+package memx
+
+import "unsafe"
+
+// WordCopySlack is the bytes WordCopy may write past the value's end.
+const WordCopySlack = 16
+
+// WordCopy copies src to dst in 16-byte words: it reads and writes up to
+// 15 bytes past src's and the value's end, which the caller guarantees are
+// there (cap is not checked: dst and src must have room). For values of a
+// few dozen bytes it beats copy, which calls memmove for each.
+func WordCopy(dst, src []byte) {
+	n := len(src)
+	if n == 0 {
+		return
+	}
+	s := unsafe.Pointer(unsafe.SliceData(src))
+	d := unsafe.Pointer(unsafe.SliceData(dst))
+	for k := 0; k < n; k += 16 {
+		*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
+	}
+}
