@@ -279,12 +279,7 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 					if uint(h.buf) >= uint(len(blocks)) || h.off < 0 || int(h.off)+ln > len(blocks[h.buf]) {
 						return nil, fmt.Errorf("column '%s': value %d points past its data buffers: %w", path, i, errs.ErrValidation)
 					}
-					b, from := blocks[h.buf], int(h.off)
-					if src := b[from : from+ln]; from+(ln+15)&^15 <= len(b) {
-						memx.WordCopy(bytes[pos:pos+ln+15], src)
-					} else {
-						copy(bytes[pos:], src)
-					}
+					memx.CopyValue(bytes[pos:pos+ln+15], blocks[h.buf], int(h.off), int(h.off)+ln)
 				}
 				pos += ln
 			}

@@ -333,11 +333,7 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 		g := gr.gid[i]
 		from, to := int(offs[i]), int(offs[i+1])
 		at := ends[g]
-		if from+(to-from+15)&^15 <= len(vals) {
-			memx.WordCopy(dst[g][at:], vals[from:to])
-		} else {
-			copy(dst[g][at:], vals[from:to])
-		}
+		memx.CopyValue(dst[g][at:], vals, from, to)
 		at += O(to - from)
 		ends[g] = at
 		outOffs[g][p+1] = at

@@ -21,3 +21,14 @@ func WordCopy(dst, src []byte) {
 		*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
 	}
 }
+
+// CopyValue copies src[from:to] to dst: with WordCopy when src holds the
+// bytes WordCopy reads past the value's end, else with copy. dst must have
+// WordCopySlack bytes of room past the value.
+func CopyValue(dst, src []byte, from, to int) {
+	if from+(to-from+15)&^15 <= len(src) {
+		WordCopy(dst, src[from:to])
+	} else {
+		copy(dst, src[from:to])
+	}
+}
