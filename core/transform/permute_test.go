@@ -117,3 +117,63 @@ func buildInt32(t *testing.T, mem memory.Allocator, v []int32) arrow.Array {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+// Strings are scattered in whole blocks of 16, 32 or 48 bytes when the
+// longest value fits one (scatterBlocks), with a word loop otherwise. For
+// longest values at and on both sides of each block size (and all empty),
+// in 32- and 64-bit offsets, with the input sliced to the end of its bytes
+// (where the last values must be copied exactly), each group gets what
+// arrow's Take gives, from buffers full of garbage.
+func TestScatterStringsAtEachLongestValue(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	ctx := compute.WithAllocator(context.Background(), mem)
+	r := rand.New(rand.NewPCG(21, 22))
+	const n, ng = 300, 4
+	for _, dt := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString} {
+		for _, longest := range []int{0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 70} {
+			vals := make([]any, n+1)
+			for i := range vals {
+				if r.IntN(9) != 0 {
+					s := make([]byte, r.IntN(longest+1))
+					for k := range s {
+						s[k] = byte('a' + r.IntN(26))
+					}
+					vals[i] = string(s)
+				}
+			}
+			vals[1+r.IntN(n)] = strings.Repeat("z", longest)
+			vals[n] = strings.Repeat("y", longest) // the last value ends the input's bytes
+			full := buildArray(t, mem, dt, vals)
+			arr := array.NewSlice(full, 1, int64(n+1))
+			full.Release()
+			gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, ng), mem: mem, out: dirtyAllocator{mem}}
+			rows := make([][]int32, ng)
+			for i := range n {
+				g := r.IntN(ng)
+				gr.gid[i], gr.pos[i] = uint32(g), int32(gr.counts[g])
+				gr.counts[g]++
+				rows[g] = append(rows[g], int32(i))
+			}
+			got, err := gr.scatter(arr)
+			if err != nil {
+				t.Fatalf("%s longest %d: %v", dt, longest, err)
+			}
+			for g := range got {
+				indices := buildInt32(t, mem, rows[g])
+				want, err := compute.TakeArray(ctx, arr, indices)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !array.Equal(got[g], want) {
+					t.Errorf("%s longest %d group %d: scatter differs from arrow Take", dt, longest, g)
+				}
+				got[g].Release()
+				want.Release()
+				indices.Release()
+			}
+			gr.release()
+			arr.Release()
+		}
+	}
+}
