@@ -88,7 +88,8 @@ func BenchmarkScatterComments(b *testing.B) {
 	r := rand.New(rand.NewPCG(4, 4))
 	sb := array.NewStringBuilder(mem)
 	const n = 1 << 17
-	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, 7), mem: mem}
+	// Output buffers come back through a Recycler, as Split's do.
+	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, 7), mem: mem, out: NewRecycler(64 << 20)}
 	for i := range n {
 		buf := make([]byte, 10+r.IntN(34))
 		for k := range buf {
@@ -121,7 +122,7 @@ func BenchmarkScatterLineitem(b *testing.B) {
 	mem := memory.DefaultAllocator
 	r := rand.New(rand.NewPCG(5, 5))
 	const n, ngroups = 1 << 17, 84
-	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, ngroups), mem: mem}
+	gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, ngroups), mem: mem, out: NewRecycler(64 << 20)}
 	ib := array.NewInt64Builder(mem)
 	db := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 15, Scale: 2})
 	tb := array.NewDate32Builder(mem)

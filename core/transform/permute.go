@@ -333,16 +333,12 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 		dst[g] = dataBufs[g].Bytes()
 	}
 	switch {
-	// Where every value fits one block of 16, 32 or 48 bytes, each is
-	// copied as one block: no loop whose count follows the value's length,
-	// whose exit the CPU mispredicted on columns of mixed lengths
-	// (lineitem's comments are 10 to 43 bytes).
-	case longest <= 16:
-		scatterBlocks[O, [16]byte](gr, offs, vals, dst, outOffs)
-	case longest <= 32:
-		scatterBlocks[O, [32]byte](gr, offs, vals, dst, outOffs)
+	// Where every value fits in 16, 32 or 48 bytes, each is copied as that
+	// many: the copy loop runs the same count for every value, where a
+	// count that followed the value's length mispredicted its exit on
+	// columns of mixed lengths (lineitem's comments are 10 to 43 bytes).
 	case longest <= 48:
-		scatterBlocks[O, [48]byte](gr, offs, vals, dst, outOffs)
+		scatterBlocks(gr, offs, vals, dst, outOffs, slack/16)
 	default:
 		ends := make([]O, len(raw))
 		for i, p := range gr.pos {
@@ -361,13 +357,12 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 	return offBufs, dataBufs
 }
 
-// scatterBlocks is scatterVar's copy where no value is longer than a block
-// B: each value is copied as one B, running past its end into room dst
-// has. The last values, whose block would read past vals, are copied
-// exactly.
-func scatterBlocks[O int32 | int64, B [16]byte | [32]byte | [48]byte](gr *groups, offs []O, vals []byte, dst [][]byte, outOffs [][]O) {
-	var blk B
-	w := len(blk)
+// scatterBlocks is scatterVar's copy where no value is longer than the
+// given number of 16-byte blocks: each value is copied as that many,
+// running past its end into room dst has. The last values, whose blocks
+// would read past vals, are copied exactly.
+func scatterBlocks[O int32 | int64](gr *groups, offs []O, vals []byte, dst [][]byte, outOffs [][]O, blocks int) {
+	w := 16 * blocks
 	n := len(gr.pos)
 	safe := n
 	for safe > 0 && int(offs[safe-1])+w > len(vals) {
@@ -379,7 +374,10 @@ func scatterBlocks[O int32 | int64, B [16]byte | [32]byte | [48]byte](gr *groups
 		g := gr.gid[i]
 		from, to := offs[i], offs[i+1]
 		at := ends[g]
-		*(*B)(unsafe.Pointer(&dst[g][at])) = *(*B)(unsafe.Add(base, from))
+		d, s := unsafe.Pointer(&dst[g][at]), unsafe.Add(base, from)
+		for k := 0; k < w; k += 16 {
+			*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
+		}
 		at += to - from
 		ends[g] = at
 		outOffs[g][p+1] = at
