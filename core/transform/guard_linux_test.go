@@ -2,33 +2,15 @@ package transform
 
 import (
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-)
 
-// guarded returns a copy of b that ends where a page no access is allowed
-// to begins: a read past its end faults.
-func guarded(t *testing.T, b []byte) []byte {
-	t.Helper()
-	page := syscall.Getpagesize()
-	size := (len(b)/page + 2) * page
-	m, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Munmap(m) })
-	if err := syscall.Mprotect(m[size-page:], syscall.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	out := m[size-page-len(b) : size-page : size-page]
-	copy(out, b)
-	return out
-}
+	"github.com/pyiceberg-go/pyiceberg-go/core/internal/guardmem"
+)
 
 // The block and word copies of a string scatter read past a value's end
 // only where the input's bytes go on: with the bytes ending right before
@@ -50,7 +32,7 @@ func TestScatterReadsNothingPastTheInput(t *testing.T) {
 			}
 			offs[i+1] = int32(len(data))
 		}
-		vals := guarded(t, data)
+		vals := guardmem.Copy(t, data)
 		offBuf := memory.NewBufferBytes(unsafe.Slice((*byte)(unsafe.Pointer(&offs[0])), 4*len(offs)))
 		arr := array.NewStringData(array.NewData(arrow.BinaryTypes.String, n, []*memory.Buffer{nil, offBuf, memory.NewBufferBytes(vals)}, nil, 0, 0))
 		gr := &groups{gid: make([]uint32, n), pos: make([]int32, n), counts: make([]int, ng), mem: memory.DefaultAllocator}
