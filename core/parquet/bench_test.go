@@ -284,3 +284,30 @@ func BenchmarkDictionaryInts(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(4*n), "ns/value")
 }
+
+// BenchmarkStringRange takes the least and greatest of 32k values like
+// lineitem's comments (10 to 43 bytes of words from a small list, so many
+// share their first 8 bytes), as a page of them is bounded.
+func BenchmarkStringRange(b *testing.B) {
+	words := []string{"carefully", "quickly", "final", "regular", "express", "pending", "furiously", "slyly",
+		"blithely", "ironic", "deposits", "accounts", "packages", "requests", "the", "of"}
+	r := rand.New(rand.NewPCG(1, 2))
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	const n = 32768
+	for range n {
+		s, want := "", 10+r.IntN(34)
+		for len(s) < want {
+			s += words[r.IntN(len(words))] + " "
+		}
+		sb.Append(s[:want])
+	}
+	arr := sb.NewStringArray()
+	sb.Release()
+	defer arr.Release()
+	offs := arr.ValueOffsets()
+	var sc boundsScratch
+	for b.Loop() {
+		sc.stringRange(offs, arr.ValueBytes(), offs[0], arr, 0, n)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/value")
+}

@@ -116,6 +116,16 @@ type boundsScratch struct {
 	lo, hi []int32
 }
 
+// keyMasks keeps the first n of a big-endian word's 8 bytes (a load from
+// this table costs less than the shift by a variable count, which Go guards
+// for counts of 64 and more).
+var keyMasks = func() (m [9]uint64) {
+	for n := 1; n <= 8; n++ {
+		m[n] = ^uint64(0) << (64 - 8*n)
+	}
+	return m
+}()
+
 // word is the level-th 8 bytes of data[s:e] as a big-endian number,
 // zero-padded: words order as the bytes they hold do.
 func word(data []byte, s, e, level int) uint64 {
@@ -124,7 +134,7 @@ func word(data []byte, s, e, level int) uint64 {
 		return 0
 	}
 	if s+8 <= len(data) {
-		return binary.BigEndian.Uint64(data[s:s+8]) & (^uint64(0) << (64 - 8*min(uint64(e-s), 8)))
+		return binary.BigEndian.Uint64(data[s:s+8]) & keyMasks[min(uint(e-s), 8)]
 	}
 	var b [8]byte
 	copy(b[:], data[s:e])
@@ -161,21 +171,28 @@ func (sc *boundsScratch) stringRange(offs []int32, data []byte, base int32, arr 
 	for fast > 0 && int(o[fast-1]-base)+8 > len(data) {
 		fast--
 	}
+	// The least and greatest keys are taken in the same pass (over every
+	// row: with nulls they are taken again below, over the valid ones).
 	longest := int32(0)
+	loK, hiK := ^uint64(0), uint64(0)
 	for j := 0; j < fast; j++ {
 		s, e := int(o[j]-base), int(o[j+1]-base)
-		keys[j] = binary.BigEndian.Uint64(data[s:s+8]) & (^uint64(0) << (64 - 8*min(uint64(e-s), 8)))
+		k := binary.BigEndian.Uint64(data[s:s+8]) & keyMasks[min(uint(e-s), 8)]
+		keys[j] = k
+		loK, hiK = min(loK, k), max(hiK, k)
 		longest = max(longest, o[j+1]-o[j])
 	}
 	for j := fast; j < n; j++ {
-		keys[j] = word(data, int(o[j]-base), int(o[j+1]-base), 0)
+		k := word(data, int(o[j]-base), int(o[j+1]-base), 0)
+		keys[j] = k
+		loK, hiK = min(loK, k), max(hiK, k)
 		longest = max(longest, o[j+1]-o[j])
 	}
-	loK, hiK := ^uint64(0), uint64(0)
 	nulls := arr.NullN() > 0
 	if nulls {
 		// Null rows take keys that lose both contests; whether any valid
 		// row is left is checked below.
+		loK, hiK = ^uint64(0), uint64(0)
 		valid := 0
 		for j := range keys {
 			if arr.IsNull(off + j) {
@@ -188,9 +205,6 @@ func (sc *boundsScratch) stringRange(offs []int32, data []byte, base int32, arr 
 			return nil, nil, false
 		}
 	} else {
-		for _, k := range keys {
-			loK, hiK = min(loK, k), max(hiK, k)
-		}
 		if longest <= 8 {
 			// Every value fits its key: among the rows tied on a key the
 			// shortest is least and the longest greatest (the others equal
