@@ -291,10 +291,7 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 						return nil, fmt.Errorf("column '%s': value %d points past its data buffers: %w", path, i, errs.ErrValidation)
 					}
 					if b := blocks[h.buf]; ln <= w && int(h.off)+w <= len(b) {
-						d, s := unsafe.Pointer(unsafe.SliceData(bytes[pos:pos+w])), unsafe.Pointer(&b[h.off])
-						for k := 0; k < w; k += 16 {
-							*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
-						}
+						memx.Words(unsafe.Pointer(unsafe.SliceData(bytes[pos:pos+w])), unsafe.Pointer(&b[h.off]), w)
 					} else {
 						memx.CopyValue(bytes[pos:pos+ln+15], b, int(h.off), int(h.off)+ln)
 					}

@@ -374,10 +374,7 @@ func scatterBlocks[O int32 | int64](gr *groups, offs []O, vals []byte, dst [][]b
 		g := gr.gid[i]
 		from, to := offs[i], offs[i+1]
 		at := ends[g]
-		d, s := unsafe.Pointer(&dst[g][at]), unsafe.Add(base, from)
-		for k := 0; k < w; k += 16 {
-			*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
-		}
+		memx.Words(unsafe.Pointer(&dst[g][at]), unsafe.Add(base, from), w)
 		at += to - from
 		ends[g] = at
 		outOffs[g][p+1] = at

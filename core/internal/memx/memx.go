@@ -11,14 +11,19 @@ const WordCopySlack = 16
 // there (cap is not checked: dst and src must have room). For values of a
 // few dozen bytes it beats copy, which calls memmove for each.
 func WordCopy(dst, src []byte) {
-	n := len(src)
-	if n == 0 {
+	if len(src) == 0 {
 		return
 	}
-	s := unsafe.Pointer(unsafe.SliceData(src))
-	d := unsafe.Pointer(unsafe.SliceData(dst))
+	Words(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), len(src))
+}
+
+// Words copies the 16-byte words that cover n bytes from src to dst: it
+// reads and writes up to 15 bytes past n, which the caller guarantees are
+// there. With the same n for every value of a column the loop's exit is
+// predicted; where n follows each value's length (WordCopy) it is not.
+func Words(dst, src unsafe.Pointer, n int) {
 	for k := 0; k < n; k += 16 {
-		*(*[2]uint64)(unsafe.Add(d, k)) = *(*[2]uint64)(unsafe.Add(s, k))
+		*(*[2]uint64)(unsafe.Add(dst, k)) = *(*[2]uint64)(unsafe.Add(src, k))
 	}
 }
 
