@@ -256,10 +256,7 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 		// count for every value, so the copy loop's exit is predicted; on
 		// columns of mixed lengths one that followed each value's length
 		// was mispredicted), else as many as each value needs.
-		w := 16
-		if longest > 16 && longest <= 48 {
-			w = (int(longest) + 15) &^ 15
-		}
+		w := memx.FixedWords(int(longest))
 		if unsafe.Sizeof(O(0)) == 4 && total > math.MaxInt32 {
 			return nil, fmt.Errorf("column '%s': %d bytes of values in one batch exceed %s's 2 GB: %w", path, total, out, errs.ErrValidation)
 		}
@@ -268,15 +265,15 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 		offsets.Resize((off + n + 1) * int(unsafe.Sizeof(O(0))))
 		data := memory.NewResizableBuffer(p.mem)
 		defer data.Release()
-		data.Resize(total + w)
+		data.Resize(total + max(w, memx.WordCopySlack))
 		ends, bytes := arrow.GetData[O](offsets.Bytes()), data.Bytes()
 		clear(ends[:off+1]) // entries before the slice's offset are never read
 		ends = ends[off+1 : off+1+len(views)]
 		pos := 0
 		// Values are copied in words, running past their ends (into the
 		// place of the next value, or the slack): inline values as the 12
-		// bytes of their header, the others in w bytes (or, where w does
-		// not fit all, 16 at a time) where their block has the bytes to
+		// bytes of their header, the others in w bytes (or, where no w
+		// fits all, 16 at a time) where their block has the bytes to
 		// read. A copy of each through memmove took 33-37 ns a value in
 		// BenchmarkViewsToOffsets.
 		for i := range views {
@@ -290,7 +287,7 @@ func viewToOffsets[O int32 | int64](p *planner, path string, out arrow.DataType)
 					if uint(h.buf) >= uint(len(blocks)) || h.off < 0 || int(h.off)+ln > len(blocks[h.buf]) {
 						return nil, fmt.Errorf("column '%s': value %d points past its data buffers: %w", path, i, errs.ErrValidation)
 					}
-					if b := blocks[h.buf]; ln <= w && int(h.off)+w <= len(b) {
+					if b := blocks[h.buf]; w > 0 && int(h.off)+w <= len(b) {
 						memx.Words(unsafe.Pointer(unsafe.SliceData(bytes[pos:pos+w])), unsafe.Pointer(&b[h.off]), w)
 					} else {
 						memx.CopyValue(bytes[pos:pos+ln+15], b, int(h.off), int(h.off)+ln)

@@ -324,22 +324,18 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 	// place of the group's next value (written after this one) or the
 	// slack. Go's copy of a short string cost a call to memmove each.
 	dataBufs, dst := gr.newBuffers(func(int) int { return 0 })
-	slack := memx.WordCopySlack
-	if longest > 16 && longest <= 48 {
-		slack = (longest + 15) &^ 15 // the block scatterBlocks copies
-	}
-	for g := range raw {
-		dataBufs[g].Resize(size[g] + slack)
-		dst[g] = dataBufs[g].Bytes()
-	}
-	switch {
 	// Where every value fits in 16, 32 or 48 bytes, each is copied as that
 	// many: the copy loop runs the same count for every value, where a
 	// count that followed the value's length mispredicted its exit on
 	// columns of mixed lengths (lineitem's comments are 10 to 43 bytes).
-	case longest <= 48:
-		scatterBlocks(gr, offs, vals, dst, outOffs, slack/16)
-	default:
+	w := memx.FixedWords(longest)
+	for g := range raw {
+		dataBufs[g].Resize(size[g] + max(w, memx.WordCopySlack))
+		dst[g] = dataBufs[g].Bytes()
+	}
+	if w > 0 {
+		scatterBlocks(gr, offs, vals, dst, outOffs, w)
+	} else {
 		ends := make([]O, len(raw))
 		for i, p := range gr.pos {
 			g := gr.gid[i]
@@ -357,12 +353,11 @@ func scatterVar[O int32 | int64](gr *groups, offs []O, vals []byte) (offBufs, da
 	return offBufs, dataBufs
 }
 
-// scatterBlocks is scatterVar's copy where no value is longer than the
-// given number of 16-byte blocks: each value is copied as that many,
-// running past its end into room dst has. The last values, whose blocks
+// scatterBlocks is scatterVar's copy where no value is longer than w bytes
+// of whole words (memx.FixedWords): each value is copied as w bytes,
+// running past its end into room dst has. The last values, whose words
 // would read past vals, are copied exactly.
-func scatterBlocks[O int32 | int64](gr *groups, offs []O, vals []byte, dst [][]byte, outOffs [][]O, blocks int) {
-	w := 16 * blocks
+func scatterBlocks[O int32 | int64](gr *groups, offs []O, vals []byte, dst [][]byte, outOffs [][]O, w int) {
 	n := len(gr.pos)
 	safe := n
 	for safe > 0 && int(offs[safe-1])+w > len(vals) {

@@ -27,6 +27,21 @@ func Words(dst, src unsafe.Pointer, n int) {
 	}
 }
 
+// MaxFixedWords is the longest value a column's values are all copied as
+// the same number of words for (FixedWords).
+const MaxFixedWords = 48
+
+// FixedWords is the bytes of whole 16-byte words (16, 32 or 48) that hold a
+// column's longest value, when every value is to be copied as that many
+// Words; 0 when longest is over MaxFixedWords, and values are copied as
+// their own lengths need (CopyValue).
+func FixedWords(longest int) int {
+	if longest > MaxFixedWords {
+		return 0
+	}
+	return max(16, (longest+15)&^15)
+}
+
 // CopyValue copies src[from:to] to dst: with WordCopy when src holds the
 // bytes WordCopy reads past the value's end, else with copy. dst must have
 // WordCopySlack bytes of room past the value.
