@@ -820,7 +820,82 @@ def spark_note(rows: list[dict]) -> str:
             f"`spark.driver.memory=4g`, which also holds the cached input).")
 
 
-def write_docs(rows, info) -> None:
+# Issue 7's targets: ours / theirs at most this, per workload and competitor (W4: median commit
+# latency; the others: wall time of the operation).
+TARGETS = (
+    ("W1", "pyiceberg.append", 0.5), ("W1", "pyarrow.write_table", 0.7),
+    ("W2", "pyiceberg.append", 0.33), ("W2", "deltalake.write_deltalake", 0.8), ("W2", "spark.append", 0.5),
+    ("W3", "pyiceberg.append", 0.33), ("W3", "deltalake.write_deltalake", 0.8), ("W3", "spark.append", 0.5),
+    ("W4", "pyiceberg.append", 0.2),
+)
+EXTRA_LIMIT = 0.3  # W1-W3: peak RSS at most 1.3x the input, so the write adds at most 0.3x of it
+W5_LIMIT, W5_CAP_MB = 1.2, 1.5e9 / 2**20  # 1.5 GB, in the MiB RSS is read in
+
+
+def _per_run(results: list[dict], workload: str, a: str, b: str, key) -> list[float]:
+    """a's figure over b's, in each run where both succeeded."""
+    by = {}
+    for r in results:
+        if r["workload"] == workload and r["competitor"] in (a, b) and r.get("ok"):
+            by.setdefault(r["run"], {})[r["competitor"]] = key(r)
+    return [v[a] / v[b] for _, v in sorted(by.items()) if a in v and b in v and v[b]]
+
+
+def _spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
+
+
+def targets(rows: list[dict], results: list[dict]) -> list[dict]:
+    """Each target of issue 7 with the figure of medians, the same ratio run by run, and whether it is met."""
+    out = []
+    row = {(r["workload"], r["competitor"]): r for r in rows}
+    for wl, theirs, limit in TARGETS:
+        key = (lambda r: r["p50_s"]) if wl == "W4" else (lambda r: r["seconds"])
+        for ours in OURS_REF:
+            them = row.get((wl, theirs), {})
+            if f"ratio_{ours}" not in them:
+                continue
+            ratio = them[f"ratio_{ours}"]
+            out.append({"target": f"{wl} {ours.split('.')[1]} / {theirs.split('.')[0]}", "limit": f"{limit}x",
+                        "value": f"{ratio:.2f}x", "per_run": _spread(_per_run(results, wl, ours, theirs, key)),
+                        "met": ratio <= limit})
+    for wl in ("W1", "W2", "W3"):
+        for ours in OURS_REF:
+            r = row.get((wl, ours))
+            if not r or "peak_mb" not in r or not r.get("input_bytes"):
+                continue
+            # RSS is read in KiB (shown as MB = MiB): the input's bytes in the same unit.
+            line = EXTRA_LIMIT * r["input_bytes"] / 2**20
+            extra = r["peak_mb"] - r["baseline_mb"]
+            runs = [x["rss_peak_mb"] - x["rss_baseline_mb"] for x in results
+                    if x["workload"] == wl and x["competitor"] == ours and x.get("ok")]
+            out.append({"target": f"{wl} {ours.split('.')[1]} write extra", "limit": f"{line:.0f} MB",
+                        "value": f"{extra:.0f} MB", "per_run": f"{min(runs):.0f}-{max(runs):.0f} MB",
+                        "met": extra <= line})
+    w5 = {w5_mult(r["workload"]): r for r in rows if base_workload(r["workload"]) == "W5" and "peak_mb" in r}
+    big = max(w5, default=1)
+    if 1 in w5 and big > 1:
+        ratio = w5[big]["peak_mb"] / w5[1]["peak_mb"]
+        per = _per_run([dict(r, workload="W5", competitor=w5_mult(r["workload"])) for r in results
+                        if base_workload(r["workload"]) == "W5"], "W5", big, 1, lambda r: r["rss_peak_mb"])
+        out.append({"target": f"W5 {big}x peak / 1x peak", "limit": f"{W5_LIMIT}x", "value": f"{ratio:.2f}x",
+                    "per_run": _spread(per), "met": ratio <= W5_LIMIT})
+        out.append({"target": f"W5 {big}x peak", "limit": f"{W5_CAP_MB:.0f} MB", "value": f"{w5[big]['peak_mb']:.0f} MB",
+                    "per_run": "-", "met": w5[big]["peak_mb"] < W5_CAP_MB})
+    return out
+
+
+def markdown_targets(rows: list[dict], results: list[dict]) -> str:
+    ts = targets(rows, results)
+    if not ts:
+        return ""
+    lines = ["| target | at most | this run (medians) | run by run: median (min-max) | met |", "|---|---|---|---|---|"]
+    for t in ts:
+        lines.append(f"| {t['target']} | {t['limit']} | {t['value']} | {t['per_run']} | {'yes' if t['met'] else '**no**'} |")
+    return "\n".join(lines)
+
+
+def write_docs(rows, info, results) -> None:
     m, v = info["machine"], info["versions"]
     ver = "\n".join(f"- {k}: {val}" for k, val in v.items())
     comp = "\n".join(f"- `{c.name}` ({', '.join(c.workloads)}): {c.what}" for c in COMPETITORS)
@@ -837,6 +912,17 @@ def write_docs(rows, info) -> None:
 10x the input, and under 1.5 GB). The input is never in memory as a whole: the reader decodes the
 Parquet file batch by batch (64k rows) inside the timed call, so the time includes that decoding.
 """ if w5 else ""
+    tg = markdown_targets(rows, results)
+    targets_block = f"""
+### Against issue 7's targets
+
+{tg}
+
+`this run (medians)` is the ratio of the medians in the tables above; `run by run` is the same
+ratio taken within each run where both writers succeeded (for Spark, the runs it took part in).
+Write extra is peak RSS less the baseline (which holds the input), against 0.3x the input's
+{info['input_mb'] * 1e6 / 2**20:.0f} MB (MB here are MiB, as RSS is read).
+""" if tg else ""
     # bench/dml.py owns everything from its marker on (its section and the notes after it): keep it.
     old = DOCS.read_text() if DOCS.exists() else ""
     tail = old[old.index("<!-- bench/dml.py: begin -->") :] if "<!-- bench/dml.py: begin -->" in old else ""
@@ -877,7 +963,7 @@ of the Iceberg table's columns are required (see "Table shape" below).
 `ours / this (p50)` is the ratio of the median commit latency of ours to that writer's (each run's
 median over its {info['w4_commits']} commits, then the median over runs; p95 likewise). Total is the
 whole loop.
-{w5_block}
+{w5_block}{targets_block}
 ## Versions
 
 {ver}
@@ -1010,7 +1096,7 @@ def parent(args) -> int:
 
 
 def report(results, workloads, stamp, log_path, *, args, began, sf, runs, spark_runs, w5_runs, ours, spark,
-           skipped, commits, mult, load_before, argv=None, cut_short=None) -> int:
+           skipped, commits, mult, load_before, argv=None, cut_short=None, prior=None) -> int:
     """Summarises results, prints the tables, saves the raw JSON and (unless quick) rewrites the docs."""
     rows = summarise(results, workloads)
     first = next((r for r in results if r.get("input_bytes")), {})
@@ -1027,6 +1113,9 @@ def report(results, workloads, stamp, log_path, *, args, began, sf, runs, spark_
         "remeasured": "".join(f"- {r['workload']} {r['competitor']} run {r['run'] + 1} was re-measured "
                               f"{r['remeasured']}.\n" for r in results if r.get("remeasured")),
     }
+    if prior:
+        # Re-rendered: when, how and how long are the run's own, not the re-rendering's.
+        info.update({k: prior[k] for k in ("date", "command", "load", "wall_min") if k in prior})
     (CACHE / f"results-{stamp}.json").write_text(json.dumps({"info": info, "summary": rows, "results": results},
                                                             indent=1, default=str))
     print()
@@ -1039,13 +1128,17 @@ def report(results, workloads, stamp, log_path, *, args, began, sf, runs, spark_
     print(markdown_w4(rows))
     print()
     print(markdown_w5(rows))
+    print()
+    if args.quick:
+        print("Issue 7's targets are for SF1: at this scale the table below only shows it is computed.")
+    print(markdown_targets(rows, results))
     note = spark_note(rows)
     if note:
         print("\n" + note)
     print(f"\nraw results: {(CACHE / f'results-{stamp}.json').relative_to(ROOT)}; child logs: "
           f"{log_path.relative_to(ROOT)}")
     if not args.quick and not args.no_docs:
-        write_docs(rows, info)
+        write_docs(rows, info, results)
         print(f"wrote {DOCS.relative_to(ROOT)}")
     failed = [r for r in results if not r.get("ok")]
     return 1 if failed else 0
@@ -1077,7 +1170,7 @@ def main() -> int:
     ap.add_argument("--prepare-namespace", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.render:
-        # Rebuild the report of a run that was cut short from its partial-<stamp>.jsonl.
+        # Rebuild the report of a run (cut short, or to re-render it) from its partial-<stamp>.jsonl.
         part = Path(args.render)
         meta = json.loads(part.with_suffix(".info.json").read_text())
         results = [json.loads(line) for line in part.read_text().splitlines() if line.strip()]
@@ -1085,13 +1178,16 @@ def main() -> int:
         args.quick = False
         # A run cut short reports the runs it completed, not the ones it was asked for.
         done = max((r["run"] for r in results), default=-1) + 1
-        meta["cut_short"] = (f"asked for {meta['runs']} runs, the run was stopped for lack of time after "
-                             f"{len(results)} measurements, the last in run {done}; the tables hold those")
+        if done < meta["runs"]:
+            meta["cut_short"] = (f"asked for {meta['runs']} runs, the run was stopped for lack of time after "
+                                 f"{len(results)} measurements, the last in run {done}; the tables hold those")
         meta["runs"] = done
         meta["spark_runs"] = min(meta["spark_runs"], done)
         meta["w5_runs"] = min(meta["w5_runs"], done)
+        saved = CACHE / f"results-{stamp}.json"
+        prior = json.loads(saved.read_text()).get("info") if saved.exists() else None
         return report(results, meta.pop("workloads"), stamp, CACHE / f"children-{stamp}.log", args=args,
-                      began=None, **meta)
+                      began=None, prior=prior, **meta)
     if args.prepare_namespace:
         _sql_catalog(Path(args.prepare_namespace)).create_namespace("bench")
         return 0
