@@ -841,6 +841,11 @@ def _per_run(results: list[dict], workload: str, a: str, b: str, key) -> list[fl
     return [v[a] / v[b] for _, v in sorted(by.items()) if a in v and b in v and v[b]]
 
 
+def _times(ratio: float, limit: float) -> str:
+    """ratio as 0.00x, with a third decimal where two would round it onto the limit."""
+    return f"{ratio:.3f}x" if round(ratio, 2) == limit else f"{ratio:.2f}x"
+
+
 def _spread(xs: list[float]) -> str:
     return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
 
@@ -857,7 +862,7 @@ def targets(rows: list[dict], results: list[dict]) -> list[dict]:
                 continue
             ratio = them[f"ratio_{ours}"]
             out.append({"target": f"{wl} {ours.split('.')[1]} / {theirs.split('.')[0]}", "limit": f"{limit}x",
-                        "value": f"{ratio:.2f}x", "per_run": _spread(_per_run(results, wl, ours, theirs, key)),
+                        "value": _times(ratio, limit), "per_run": _spread(_per_run(results, wl, ours, theirs, key)),
                         "met": ratio <= limit})
     for wl in ("W1", "W2", "W3"):
         for ours in OURS_REF:
@@ -878,7 +883,7 @@ def targets(rows: list[dict], results: list[dict]) -> list[dict]:
         ratio = w5[big]["peak_mb"] / w5[1]["peak_mb"]
         per = _per_run([dict(r, workload="W5", competitor=w5_mult(r["workload"])) for r in results
                         if base_workload(r["workload"]) == "W5"], "W5", big, 1, lambda r: r["rss_peak_mb"])
-        out.append({"target": f"W5 {big}x peak / 1x peak", "limit": f"{W5_LIMIT}x", "value": f"{ratio:.2f}x",
+        out.append({"target": f"W5 {big}x peak / 1x peak", "limit": f"{W5_LIMIT}x", "value": _times(ratio, W5_LIMIT),
                     "per_run": _spread(per), "met": ratio <= W5_LIMIT})
         out.append({"target": f"W5 {big}x peak", "limit": f"{W5_CAP_MB:.0f} MB", "value": f"{w5[big]['peak_mb']:.0f} MB",
                     "per_run": "-", "met": w5[big]["peak_mb"] < W5_CAP_MB})
@@ -1178,14 +1183,15 @@ def main() -> int:
         args.quick = False
         # A run cut short reports the runs it completed, not the ones it was asked for.
         done = max((r["run"] for r in results), default=-1) + 1
-        if done < meta["runs"]:
+        # A run that finished saved its results-<stamp>.json; one stopped early did not.
+        saved = CACHE / f"results-{stamp}.json"
+        prior = json.loads(saved.read_text()).get("info") if saved.exists() else None
+        if prior is None or done < meta["runs"]:
             meta["cut_short"] = (f"asked for {meta['runs']} runs, the run was stopped for lack of time after "
                                  f"{len(results)} measurements, the last in run {done}; the tables hold those")
         meta["runs"] = done
         meta["spark_runs"] = min(meta["spark_runs"], done)
         meta["w5_runs"] = min(meta["w5_runs"], done)
-        saved = CACHE / f"results-{stamp}.json"
-        prior = json.loads(saved.read_text()).get("info") if saved.exists() else None
         return report(results, meta.pop("workloads"), stamp, CACHE / f"children-{stamp}.log", args=args,
                       began=None, prior=prior, **meta)
     if args.prepare_namespace:

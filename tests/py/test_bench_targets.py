@@ -76,3 +76,11 @@ def test_streaming_peak_ratio_pairs_the_runs(bench):
     # medians 490 / 425 = 1.15; runs 1.25 and 1.07
     assert (ratio["value"], ratio["per_run"], ratio["met"]) == ("1.15x", "1.16 (1.07-1.25)", True)
     assert ts["W5 10x peak"]["met"] is True
+
+
+def test_a_ratio_just_over_its_limit_does_not_print_as_the_limit(bench):
+    # 501.2 / 416.7 = 1.203: over 1.2, which two decimals would print as 1.20 beside "no".
+    results = [result("pyiceberg_go.append", "W5x1", 0, 1.0, peak=416.7),
+               result("pyiceberg_go.append", "W5x10", 0, 9.0, peak=501.2)]
+    ratio = by_target(bench.targets(bench.summarise(results, ["W5x1", "W5x10"]), results))["W5 10x peak / 1x peak"]
+    assert (ratio["value"], ratio["met"]) == ("1.203x", False)
