@@ -52,6 +52,10 @@ func TestCallsReachTheProducerOnOneThread(t *testing.T) {
 	var wg sync.WaitGroup
 	callers := map[int]bool{}
 	var mu sync.Mutex
+	// All callers hold their threads until each has one: a caller that
+	// finished and unlocked first handed its thread to the next.
+	var started sync.WaitGroup
+	started.Add(8)
 	for range 8 {
 		wg.Add(1)
 		go func() {
@@ -61,6 +65,8 @@ func TestCallsReachTheProducerOnOneThread(t *testing.T) {
 			mu.Lock()
 			callers[syscall.Gettid()] = true
 			mu.Unlock()
+			started.Done()
+			started.Wait()
 			for range 20 {
 				mu.Lock() // a reader is pulled by one caller at a time
 				p.Next()
