@@ -832,12 +832,13 @@ EXTRA_LIMIT = 0.3  # W1-W3: peak RSS at most 1.3x the input, so the write adds a
 W5_LIMIT, W5_CAP_MB = 1.2, 1.5e9 / 2**20  # 1.5 GB, in the MiB RSS is read in
 
 
-def _per_run(results: list[dict], workload: str, a: str, b: str, key) -> list[float]:
-    """a's figure over b's, in each run where both succeeded."""
+def _per_run(results: list[dict], a: tuple[str, str], b: tuple[str, str], key) -> list[float]:
+    """a's figure over b's (each a workload and competitor), in each run where both succeeded."""
     by = {}
     for r in results:
-        if r["workload"] == workload and r["competitor"] in (a, b) and r.get("ok"):
-            by.setdefault(r["run"], {})[r["competitor"]] = key(r)
+        w = (r["workload"], r["competitor"])
+        if w in (a, b) and r.get("ok"):
+            by.setdefault(r["run"], {})[w] = key(r)
     return [v[a] / v[b] for _, v in sorted(by.items()) if a in v and b in v and v[b]]
 
 
@@ -862,7 +863,7 @@ def targets(rows: list[dict], results: list[dict]) -> list[dict]:
                 continue
             ratio = them[f"ratio_{ours}"]
             out.append({"target": f"{wl} {ours.split('.')[1]} / {theirs.split('.')[0]}", "limit": f"{limit}x",
-                        "value": _times(ratio, limit), "per_run": _spread(_per_run(results, wl, ours, theirs, key)),
+                        "value": _times(ratio, limit), "per_run": _spread(_per_run(results, (wl, ours), (wl, theirs), key)),
                         "met": ratio <= limit})
     for wl in ("W1", "W2", "W3"):
         for ours in OURS_REF:
@@ -881,8 +882,8 @@ def targets(rows: list[dict], results: list[dict]) -> list[dict]:
     big = max(w5, default=1)
     if 1 in w5 and big > 1:
         ratio = w5[big]["peak_mb"] / w5[1]["peak_mb"]
-        per = _per_run([dict(r, workload="W5", competitor=w5_mult(r["workload"])) for r in results
-                        if base_workload(r["workload"]) == "W5"], "W5", big, 1, lambda r: r["rss_peak_mb"])
+        per = _per_run(results, (w5[big]["workload"], w5[big]["competitor"]),
+                       (w5[1]["workload"], w5[1]["competitor"]), lambda r: r["rss_peak_mb"])
         out.append({"target": f"W5 {big}x peak / 1x peak", "limit": f"{W5_LIMIT}x", "value": _times(ratio, W5_LIMIT),
                     "per_run": _spread(per), "met": ratio <= W5_LIMIT})
         out.append({"target": f"W5 {big}x peak", "limit": f"{W5_CAP_MB:.0f} MB", "value": f"{w5[big]['peak_mb']:.0f} MB",
