@@ -18,7 +18,7 @@ import (
 //
 // The encoder's page buffers (spillBuffer, from pageSpill) keep encoded
 // pages in memory while all of them together hold less than the pool's
-// budget (64 MB in the process); a buffer whose page would pass it writes
+// budget (32 MB in the process); a buffer whose page would pass it writes
 // that page and the rest of its row group to an unlinked temporary file (in
 // os.TempDir, so TMPDIR moves it), read back once when the row group is
 // flushed. The operating system's page cache usually holds those bytes
@@ -33,7 +33,13 @@ type spillPool struct {
 }
 
 // pageSpill is the encoders' pool; tests lower its budget.
-var pageSpill = &spillPool{budget: 64 << 20}
+//
+// 32 MB rather than the first 64: partitioned writes hold the whole budget
+// while they run, and half of it took 25 MB off the peaks of W2 and W3 (in
+// bench/run.py, seven alternating pairs), within the spread in time; a
+// streamed write's 1x run does not fill it at its peak, so W5's 10x / 1x
+// held (docs/decisions.md, 2026-12-02).
+var pageSpill = &spillPool{budget: 32 << 20}
 
 // spills counts the buffers that went to a temporary file (tests read it);
 // openSpills the temporary files open now, at most maxOpenSpills, so that a
