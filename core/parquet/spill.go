@@ -36,9 +36,9 @@ type spillPool struct {
 //
 // 32 MB rather than the first 64: partitioned writes hold the whole budget
 // while they run, and half of it took 25 MB off the peaks of W2 and W3 (in
-// bench/run.py, seven alternating pairs), within the spread in time; a
-// streamed write's 1x run does not fill it at its peak, so W5's 10x / 1x
-// held (docs/decisions.md, 2026-12-02).
+// bench/run.py, seven alternating pairs), within the spread in time. W5's
+// 1x and 10x peaks fell by as much, so their ratio rose (docs/decisions.md,
+// 2026-12-02).
 var pageSpill = &spillPool{budget: 32 << 20}
 
 // spills counts the buffers that went to a temporary file (tests read it);
