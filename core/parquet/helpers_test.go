@@ -31,6 +31,12 @@ type memFS struct {
 	failCreate int   // fail the n-th Create (1-based); 0 never
 	failAfter  int64 // fail writes once a file holds this many bytes; 0 never
 	panicWrite bool
+	// gate, when set, holds every write that would take a file past
+	// gateAfter bytes (past the 4-byte magic at least) until it is
+	// closed; gated is closed when the first write waits.
+	gate, gated chan struct{}
+	gateAfter   int
+	gatedOnce   sync.Once
 }
 
 func newMemFS() *memFS { return &memFS{files: map[string]*memFile{}} }
@@ -83,6 +89,10 @@ func (f *memFile) Write(p []byte) (int, error) {
 	}
 	if f.fs.failAfter > 0 && int64(f.buf.Len()+len(p)) > f.fs.failAfter {
 		return 0, errInjected
+	}
+	if f.fs.gate != nil && f.buf.Len()+len(p) > max(4, f.fs.gateAfter) {
+		f.fs.gatedOnce.Do(func() { close(f.fs.gated) })
+		<-f.fs.gate
 	}
 	return f.buf.Write(p)
 }

@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -703,6 +705,109 @@ func TestRangeOfIntegers(t *testing.T) {
 		}
 		if n == 0 {
 			check(t, nil)
+		}
+	}
+}
+
+// TestNativeEncodesWhileARowGroupIsWrittenOut: a finished row group is
+// written to the file on a goroutine of its own, so while the file's
+// writes are held the Writer goes on taking batches for the next row
+// group. Written in line, it took no more than its queue holds; a stream
+// then piled up at the writers of every file that reached its row group
+// size at that moment. Once the writes go through, the file is the one
+// written without the hold, byte for byte.
+func TestNativeEncodesWhileARowGroupIsWrittenOut(t *testing.T) {
+	sc, recs := nativeBatches(t, 60, 500)
+	opts := Options{Encoder: EncoderNative, RowGroupBytes: 512 << 10}
+	ref := newMemFS()
+	refFiles := writeAll(t, ref, sc, opts, recs)
+	rdr, err := file.NewParquetReader(bytes.NewReader(ref.bytes(t, refFiles[0].Path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first row group outgrows the file's write buffer, so it reaches
+	// the file while it is written out; the second has room for more
+	// batches than the queue.
+	if len(refFiles) != 1 || rdr.NumRowGroups() < 3 || refFiles[0].SplitOffsets[1] < 4+bufferBytes || rdr.MetaData().RowGroup(1).NumRows() < 8*500 {
+		t.Fatalf("%d files, row groups at %v, the second of %d rows: want one file, a first row group over %d bytes and a second of 8 batches or more",
+			len(refFiles), refFiles[0].SplitOffsets, rdr.MetaData().RowGroup(1).NumRows(), bufferBytes)
+	}
+	held := rdr.MetaData().RowGroup(0).NumRows()
+	rdr.Close()
+	writeHeldBack(t, sc, recs, opts, ref, refFiles, 0, held)
+}
+
+// TestNativeRollsToTheNextFileWhileOneIsFinished: a file that reached its
+// target size is finished (its last row group, page index and footer) on
+// a goroutine of its own while the Writer goes on with the next file.
+func TestNativeRollsToTheNextFileWhileOneIsFinished(t *testing.T) {
+	sc, recs := nativeBatches(t, 40, 500)
+	opts := Options{Encoder: EncoderNative, RowGroupBytes: 100 << 10, TargetFileSize: 300 << 10}
+	ref := newMemFS()
+	refFiles := writeAll(t, ref, sc, opts, recs)
+	if len(refFiles) < 3 || refFiles[1].Rows < 8*500 || len(refFiles[0].SplitOffsets) < 2 {
+		t.Fatalf("%d files, the second of %d rows, the first of %d row groups: want the second to hold 8 batches or more",
+			len(refFiles), refFiles[1].Rows, len(refFiles[0].SplitOffsets))
+	}
+	// Held from the first file's last row group on: what finishing it writes.
+	first := refFiles[0].SplitOffsets
+	writeHeldBack(t, sc, recs, opts, ref, refFiles, int(first[len(first)-1]), refFiles[0].Rows)
+}
+
+// writeHeldBack writes recs with opts to files whose writes past after
+// bytes are held from the start. A Writer that waited for the held writes
+// would take the batches of the first heldRows rows, one more in hand and
+// queueLen queued; it must take more before they go through. The files
+// must then be refFiles (in ref), byte for byte.
+func writeHeldBack(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, opts Options, ref *memFS, refFiles []File, after int, heldRows int64) {
+	t.Helper()
+	perBatch := recs[0].NumRows()
+	enough := (heldRows+perBatch-1)/perBatch + 1 + queueLen + 1
+	fs := newMemFS()
+	fs.gate, fs.gated, fs.gateAfter = make(chan struct{}), make(chan struct{}), after
+	w := NewWriter(t.Context(), fs, sc, opts, pathGen("mem://t"))
+	var accepted atomic.Int64
+	wrote := make(chan error, 1)
+	go func() {
+		for _, rec := range recs {
+			if err := w.Write(rec); err != nil {
+				wrote <- err
+				return
+			}
+			accepted.Add(1)
+		}
+		wrote <- nil
+	}()
+	for deadline := time.Now().Add(30 * time.Second); accepted.Load() < enough; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			close(fs.gate)
+			t.Fatalf("%d batches taken while the writes were held, want %d: the encoder waited for the file", accepted.Load(), enough)
+		}
+	}
+	select {
+	case <-fs.gated:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no write was held")
+	}
+	close(fs.gate)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	files, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(refFiles) {
+		t.Fatalf("%d files, want %d", len(files), len(refFiles))
+	}
+	for i, f := range files {
+		want := ref.bytes(t, refFiles[i].Path)
+		if got := fs.bytes(t, f.Path); !bytes.Equal(got, want) {
+			t.Fatalf("file %d: %d bytes that differ from the %d written without the hold", i, len(got), len(want))
+		}
+		if f.Size != refFiles[i].Size || f.Rows != refFiles[i].Rows || !reflect.DeepEqual(f.SplitOffsets, refFiles[i].SplitOffsets) {
+			t.Fatalf("file %d: %d bytes, %d rows, row groups at %v; want %d, %d, %v", i, f.Size, f.Rows, f.SplitOffsets,
+				refFiles[i].Size, refFiles[i].Rows, refFiles[i].SplitOffsets)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
 // spillTmp points os.TempDir at a fresh directory for the test.
@@ -229,6 +232,37 @@ func TestAbortReleasesTheOpenFile(t *testing.T) {
 				openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load(), encoders, files, held)
 		}
 	})
+}
+
+// A write that fails while a row group goes to the file in the background
+// still hands back every page buffer, written or not, and closes the
+// temporary files of both row groups in flight.
+func TestFailedRowGroupWriteReleasesItsPages(t *testing.T) {
+	spillTmp(t)
+	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
+	pageSpill.budget = pageSpill.inMemory.Load() + 64
+	sc, recs := nativeBatches(t, 40, 500)
+	files, held, before := openSpills.Load(), pageSpill.inMemory.Load(), spills.Load()
+	fs := newMemFS()
+	fs.failAfter = 300 << 10 // in the second row group
+	w := NewWriter(t.Context(), fs, sc, Options{Encoder: EncoderNative, RowGroupBytes: 200 << 10}, pathGen("mem://f"))
+	var werr error
+	for _, rec := range recs {
+		if werr = w.Write(rec); werr != nil {
+			break
+		}
+	}
+	_, cerr := w.Close()
+	if err := cmpErr(werr, cerr); !errors.Is(err, errInjected) || !errors.Is(err, errs.ErrIO) {
+		t.Fatalf("error %v, want the injected I/O error", err)
+	}
+	if spills.Load()-before < int64(sc.NumFields()) {
+		t.Fatalf("%d page buffers spilled, want the row groups' pages on disk", spills.Load()-before)
+	}
+	if openSpills.Load() != files || pageSpill.inMemory.Load() != held {
+		t.Fatalf("after the failure: %d spill files open, %d bytes in memory (before %d, %d)",
+			openSpills.Load(), pageSpill.inMemory.Load(), files, held)
+	}
 }
 
 // Writes past the budget are gathered into chunks of spillTailBytes (pages

@@ -79,9 +79,19 @@ type Writer struct {
 	files     []File
 	paths     []string
 	cur       *openFile
+	closing   *closingFile
 	doneBytes int64
 	perRow    float64 // encoded bytes per row of the last finished file
 	err       error
+}
+
+// closingFile is a file being finished (its last row group, page index and
+// footer written) on a goroutine of its own while the next one is encoded.
+type closingFile struct {
+	done chan struct{}
+	est  int64 // its size when handed over, counted in doneBytes meanwhile
+	f    File
+	err  error
 }
 
 // openFile is the file being written.
@@ -406,15 +416,15 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch, borrowed bool) error {
 		// cut a first, small row group to learn the real bytes per row.
 		if w.cur.fw.overestimates() && w.perRow == 0 && w.cur.flushedRows == 0 && rg >= w.opts.TargetFileSize/4 {
 			w.cur.newRowGroup = true
-			est = w.cur.cnt.n
+			est = w.cur.written()
 		}
 		w.bytes.Store(w.doneBytes + est)
 		// Memory held is the encoder's own count of what it buffers (values
 		// not yet compressed for parquet-go) when larger than the estimate
 		// of their encoded size.
-		w.rowGroup.Store(max(rg, w.cur.fw.rowGroupBytes(w.cur.cnt.n)))
+		w.rowGroup.Store(max(rg, w.cur.fw.rowGroupBytes(w.cur.written())))
 		if est >= w.opts.TargetFileSize {
-			if err := w.finishFile(); err != nil {
+			if err := w.rollFile(); err != nil {
 				return err
 			}
 		}
@@ -445,17 +455,29 @@ func (w *Writer) flushRowGroup() error {
 // groups already flushed (or of the previous file), whichever is larger.
 func (w *Writer) estimate() (file, rowGroup int64) {
 	c := w.cur
-	rowGroup = c.fw.rowGroupBytes(c.cnt.n)
+	written := c.written()
+	rowGroup = c.fw.rowGroupBytes(written)
 	perRow := w.perRow
 	if c.flushedRows > 0 {
-		perRow = float64(c.cnt.n) / float64(c.flushedRows)
+		perRow = float64(written) / float64(c.flushedRows)
 	}
 	if c.fw.overestimates() && perRow > 0 {
 		rowGroup = int64(float64(c.rgRows) * perRow)
 	} else {
 		rowGroup = max(rowGroup, int64(float64(c.rgRows)*perRow))
 	}
-	return c.cnt.n + rowGroup, rowGroup
+	return written + rowGroup, rowGroup
+}
+
+// written is the size of the open file once what its encoder has handed
+// over is written: the native encoder writes row groups out on a goroutine
+// of their own, and the file's own count lags behind (and is the
+// goroutine's to update meanwhile).
+func (f *openFile) written() int64 {
+	if w, ok := f.fw.(interface{ written() int64 }); ok {
+		return w.written()
+	}
+	return f.cnt.n
 }
 
 // sliceRows sizes the next slice so that it roughly fills what is left of
@@ -569,46 +591,128 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 }
 
 // finishFile writes the footer of the open file, closes it and records its
-// metrics.
+// metrics, after the file being finished in the background, if any.
 func (w *Writer) finishFile() error {
+	if err := w.collect(); err != nil {
+		return err
+	}
 	c := w.cur
 	if c == nil {
 		return nil
 	}
-	meta, err := c.fw.close()
-	if err != nil {
-		return fmt.Errorf("parquet writer: closing %s: %w", c.path, err)
-	}
-	if err := c.buf.Flush(); err != nil {
-		return fmt.Errorf("parquet writer: writing %s: %w: %w", c.path, errs.ErrIO, err)
-	}
 	w.cur = nil
-	if err := c.out.Close(); err != nil {
-		return fmt.Errorf("parquet writer: closing %s: %w: %w", c.path, errs.ErrIO, err)
+	f, err := c.finish()
+	if err != nil {
+		return err
 	}
-	f := File{Path: c.path, Size: c.cnt.n, NaNCounts: c.nan}
-	if err := footerMetrics(meta, &f); err != nil {
-		return fmt.Errorf("parquet writer: metrics of %s: %w", c.path, err)
-	}
-	c.fw.fixMetrics(&f)
-	w.files = append(w.files, f)
-	w.doneBytes += f.Size
-	if f.Rows > 0 {
-		w.perRow = float64(f.Size) / float64(f.Rows)
-	}
+	w.add(f)
 	w.bytes.Store(w.doneBytes)
 	w.rowGroup.Store(0)
 	return nil
 }
 
-// discard closes the open file without finishing it; its path stays listed.
+// rollFile finishes the open file, which reached its target size, to go on
+// with the next. A native encoder's file is finished on a goroutine of its
+// own: its last row group is still being written out (150-200 ms for
+// 128 MB), and the files of a spread append reach their target size
+// together, so waiting for it stalled every writer at once while the input
+// piled up in their queues (bench/run.py W5, docs/decisions.md). One file
+// at a time is finished so.
+func (w *Writer) rollFile() error {
+	c := w.cur
+	if _, ok := c.fw.(interface{ written() int64 }); !ok {
+		return w.finishFile()
+	}
+	if err := w.collect(); err != nil {
+		return err
+	}
+	w.cur = nil
+	j := &closingFile{done: make(chan struct{}), est: c.written()}
+	w.closing = j
+	// Until its footer is known, the next file is sized with what this
+	// one wrote per row.
+	if c.rows > 0 {
+		w.perRow = float64(j.est) / float64(c.rows)
+	}
+	w.doneBytes += j.est
+	w.bytes.Store(w.doneBytes)
+	w.rowGroup.Store(0)
+	go func() {
+		defer close(j.done)
+		defer func() {
+			if r := recover(); r != nil {
+				j.err = fmt.Errorf("parquet writer: internal error: %v", r)
+			}
+		}()
+		j.f, j.err = c.finish()
+	}()
+	return nil
+}
+
+// collect waits for the file being finished in the background, if any,
+// and records it.
+func (w *Writer) collect() error {
+	j := w.closing
+	if j == nil {
+		return nil
+	}
+	<-j.done
+	w.closing = nil
+	w.doneBytes -= j.est
+	if j.err != nil {
+		return j.err
+	}
+	w.add(j.f)
+	return nil
+}
+
+// add records a finished file.
+func (w *Writer) add(f File) {
+	w.files = append(w.files, f)
+	w.doneBytes += f.Size
+	if f.Rows > 0 {
+		w.perRow = float64(f.Size) / float64(f.Rows)
+	}
+}
+
+// finish writes the file's footer, closes it and returns its metrics; a
+// file whose footer cannot be written is dropped unfinished.
+func (c *openFile) finish() (File, error) {
+	meta, err := c.fw.close()
+	if err != nil {
+		c.drop()
+		return File{}, fmt.Errorf("parquet writer: closing %s: %w", c.path, err)
+	}
+	if err := c.buf.Flush(); err != nil {
+		c.drop()
+		return File{}, fmt.Errorf("parquet writer: writing %s: %w: %w", c.path, errs.ErrIO, err)
+	}
+	if err := c.out.Close(); err != nil {
+		return File{}, fmt.Errorf("parquet writer: closing %s: %w: %w", c.path, errs.ErrIO, err)
+	}
+	f := File{Path: c.path, Size: c.cnt.n, NaNCounts: c.nan}
+	if err := footerMetrics(meta, &f); err != nil {
+		return File{}, fmt.Errorf("parquet writer: metrics of %s: %w", c.path, err)
+	}
+	c.fw.fixMetrics(&f)
+	return f, nil
+}
+
+// drop closes the file without finishing it.
+func (c *openFile) drop() {
+	if c.fw != nil {
+		c.fw.discard()
+	}
+	_ = c.out.Close()
+}
+
+// discard closes the open file without finishing it, after the file being
+// finished in the background, if any; their paths stay listed.
 func (w *Writer) discard() {
+	_ = w.collect()
 	if c := w.cur; c != nil {
 		w.cur = nil
-		if c.fw != nil {
-			c.fw.discard()
-		}
-		_ = c.out.Close()
+		c.drop()
 	}
 }
 
