@@ -469,13 +469,17 @@ func (w *Writer) estimate() (file, rowGroup int64) {
 	return written + rowGroup, rowGroup
 }
 
+// lagging is an encoder that writes its file on goroutines of its own (the
+// native one): written is the file's size once what it handed over is
+// written. The file's own count lags behind, and is those goroutines' to
+// update meanwhile.
+type lagging interface{ written() int64 }
+
 // written is the size of the open file once what its encoder has handed
-// over is written: the native encoder writes row groups out on a goroutine
-// of their own, and the file's own count lags behind (and is the
-// goroutine's to update meanwhile).
+// over is written.
 func (f *openFile) written() int64 {
-	if w, ok := f.fw.(interface{ written() int64 }); ok {
-		return w.written()
+	if l, ok := f.fw.(lagging); ok {
+		return l.written()
 	}
 	return f.cnt.n
 }
@@ -620,7 +624,7 @@ func (w *Writer) finishFile() error {
 // at a time is finished so.
 func (w *Writer) rollFile() error {
 	c := w.cur
-	if _, ok := c.fw.(interface{ written() int64 }); !ok {
+	if _, ok := c.fw.(lagging); !ok {
 		return w.finishFile()
 	}
 	if err := w.collect(); err != nil {
