@@ -518,7 +518,7 @@ type nativeEncoder struct {
 	side   int
 	// emitting is the row group being written out in the background, if
 	// any; end is the file's size once it is written.
-	emitting *rowGroupJob
+	emitting *task
 	end      int64
 	openCount
 }
@@ -1411,11 +1411,11 @@ func (e *nativeEncoder) newRowGroup() error {
 	if err := e.wait(); err != nil {
 		return err
 	}
-	job := &rowGroupJob{rows: e.rgRows, chunks: make([]chunkOut, len(e.nc)), done: make(chan struct{})}
+	rows, chunks := e.rgRows, make([]chunkOut, len(e.nc))
 	size := e.sink.n
 	for i, c := range e.nc {
-		job.chunks[i] = e.takeChunk(i, c, dictPages[i], dictRaw[i])
-		size += job.chunks[i].size()
+		chunks[i] = e.takeChunk(i, c, dictPages[i], dictRaw[i])
+		size += chunks[i].size()
 	}
 	e.endRowGroup()
 	// The row group is copied into the file (from memory and the
@@ -1426,58 +1426,32 @@ func (e *nativeEncoder) newRowGroup() error {
 	// both stalled at once (bench/run.py W5, docs/decisions.md).
 	e.side ^= 1
 	e.end = size
-	e.emitting = job
-	go func() {
-		defer close(job.done)
-		defer func() {
-			if r := recover(); r != nil {
-				job.err = fmt.Errorf("parquet writer: internal error: %v", r)
-				job.release()
-			}
-		}()
-		job.err = e.writeRowGroup(job)
-	}()
+	e.emitting = goTask(func() error { return e.writeRowGroup(rows, chunks) })
 	return nil
-}
-
-// rowGroupJob is a row group handed to a goroutine of its own to be
-// written out.
-type rowGroupJob struct {
-	rows   int64
-	chunks []chunkOut
-	done   chan struct{}
-	err    error
-}
-
-// release hands back the page buffers of the chunks not written.
-func (j *rowGroupJob) release() {
-	for i := range j.chunks {
-		if b := j.chunks[i].buf; b != nil {
-			j.chunks[i].buf = nil
-			pageSpill.PutBuffer(b)
-		}
-	}
 }
 
 // wait waits for the row group being written out, if any, and returns
 // its error.
 func (e *nativeEncoder) wait() error {
-	j := e.emitting
-	if j == nil {
-		return nil
-	}
-	<-j.done
+	t := e.emitting
 	e.emitting = nil
-	return j.err
+	return t.wait()
 }
 
-// writeRowGroup writes job's chunks to the file and records the row group
-// in the footer; every chunk's pages are handed back, written or not.
-func (e *nativeEncoder) writeRowGroup(job *rowGroupJob) error {
-	o := e.startRowGroup(job.rows)
-	for i := range job.chunks {
-		if err := e.writeChunk(i, &job.chunks[i], o); err != nil {
-			job.release()
+// writeRowGroup writes a row group's chunks to the file and records it in
+// the footer; every chunk's pages are handed back, written or not.
+func (e *nativeEncoder) writeRowGroup(rows int64, chunks []chunkOut) error {
+	defer func() {
+		for i := range chunks {
+			if b := chunks[i].buf; b != nil {
+				chunks[i].buf = nil
+				pageSpill.PutBuffer(b)
+			}
+		}
+	}()
+	o := e.startRowGroup(rows)
+	for i := range chunks {
+		if err := e.writeChunk(i, &chunks[i], o); err != nil {
 			return err
 		}
 	}

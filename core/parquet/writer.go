@@ -88,10 +88,39 @@ type Writer struct {
 // closingFile is a file being finished (its last row group, page index and
 // footer written) on a goroutine of its own while the next one is encoded.
 type closingFile struct {
+	*task
+	est int64 // its size when handed over, counted in doneBytes meanwhile
+	f   File
+}
+
+// task is work on a goroutine of its own; a panic in it becomes its error.
+type task struct {
 	done chan struct{}
-	est  int64 // its size when handed over, counted in doneBytes meanwhile
-	f    File
 	err  error
+}
+
+// goTask runs f on a goroutine of its own.
+func goTask(f func() error) *task {
+	t := &task{done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		defer func() {
+			if r := recover(); r != nil {
+				t.err = fmt.Errorf("parquet writer: internal error: %v", r)
+			}
+		}()
+		t.err = f()
+	}()
+	return t
+}
+
+// wait waits for the task to end and returns its error; nil for no task.
+func (t *task) wait() error {
+	if t == nil {
+		return nil
+	}
+	<-t.done
+	return t.err
 }
 
 // openFile is the file being written.
@@ -631,7 +660,7 @@ func (w *Writer) rollFile() error {
 		return err
 	}
 	w.cur = nil
-	j := &closingFile{done: make(chan struct{}), est: c.written()}
+	j := &closingFile{est: c.written()}
 	w.closing = j
 	// Until its footer is known, the next file is sized with what this
 	// one wrote per row.
@@ -641,15 +670,10 @@ func (w *Writer) rollFile() error {
 	w.doneBytes += j.est
 	w.bytes.Store(w.doneBytes)
 	w.rowGroup.Store(0)
-	go func() {
-		defer close(j.done)
-		defer func() {
-			if r := recover(); r != nil {
-				j.err = fmt.Errorf("parquet writer: internal error: %v", r)
-			}
-		}()
-		j.f, j.err = c.finish()
-	}()
+	j.task = goTask(func() (err error) {
+		j.f, err = c.finish()
+		return err
+	})
 	return nil
 }
 
@@ -660,11 +684,10 @@ func (w *Writer) collect() error {
 	if j == nil {
 		return nil
 	}
-	<-j.done
 	w.closing = nil
 	w.doneBytes -= j.est
-	if j.err != nil {
-		return j.err
+	if err := j.wait(); err != nil {
+		return err
 	}
 	w.add(j.f)
 	return nil
