@@ -517,7 +517,8 @@ type nativeEncoder struct {
 	spills [2]spillStore
 	side   int
 	// emitting is the row group being written out in the background, if
-	// any; end is the file's size once it is written.
+	// any; end is the file's size once it is written (the file's own
+	// count is the goroutine's to update meanwhile).
 	emitting *task
 	end      int64
 	openCount
@@ -622,7 +623,6 @@ func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r reso
 	if _, err := e.sink.Write([]byte("PAR1")); err != nil {
 		return nil, withIO(err)
 	}
-	e.end = e.sink.n
 	e.openCount = newOpenCount()
 	return e, nil
 }
@@ -631,7 +631,12 @@ func (e *nativeEncoder) overestimates() bool { return true }
 
 // written is the file's size once the row group being written out, if
 // any, is in it; the Writer sizes files with it.
-func (e *nativeEncoder) written() int64 { return e.end }
+func (e *nativeEncoder) written() int64 {
+	if e.emitting != nil {
+		return e.end
+	}
+	return e.sink.n
+}
 
 // rowGroupBytes counts the buffered row group's pages as written, its
 // open pages and dictionaries plain-encoded, and its held batches at a
@@ -1443,10 +1448,7 @@ func (e *nativeEncoder) wait() error {
 func (e *nativeEncoder) writeRowGroup(rows int64, chunks []chunkOut) error {
 	defer func() {
 		for i := range chunks {
-			if b := chunks[i].buf; b != nil {
-				chunks[i].buf = nil
-				pageSpill.PutBuffer(b)
-			}
+			chunks[i].release()
 		}
 	}()
 	o := e.startRowGroup(rows)
@@ -1502,6 +1504,14 @@ type chunkOut struct {
 
 func (ch *chunkOut) size() int64 { return int64(len(ch.dictPage)) + ch.bufN }
 
+// release hands the chunk's page buffer back, once.
+func (ch *chunkOut) release() {
+	if ch.buf != nil {
+		pageSpill.PutBuffer(ch.buf)
+		ch.buf = nil
+	}
+}
+
 // takeChunk takes column c's finished chunk (with its dictionary page, if
 // any) out of it, leaving c to start the next one.
 func (e *nativeEncoder) takeChunk(i int, c *nativeColumn, dictPage []byte, dictRaw int64) chunkOut {
@@ -1553,24 +1563,18 @@ func (e *nativeEncoder) takeChunk(i int, c *nativeColumn, dictPage []byte, dictR
 // writeChunk writes chunk ch of column i to the file and records it in
 // o; its page buffer is handed back, written or not.
 func (e *nativeEncoder) writeChunk(i int, ch *chunkOut, o *rowGroupOut) error {
+	defer ch.release()
 	start := e.sink.n
 	md := ch.md
 	if ch.dictPage != nil {
 		md.DictionaryPageOffset = start
 		if _, err := e.sink.Write(ch.dictPage); err != nil {
-			if ch.buf != nil {
-				pageSpill.PutBuffer(ch.buf)
-				ch.buf = nil
-			}
 			return withIO(err)
 		}
 	}
 	md.DataPageOffset = e.sink.n
 	if ch.buf != nil {
-		err := copyPages(e.sink, ch.buf)
-		pageSpill.PutBuffer(ch.buf)
-		ch.buf = nil
-		if err != nil {
+		if err := copyPages(e.sink, ch.buf); err != nil {
 			return withIO(err)
 		}
 	}
@@ -1675,7 +1679,6 @@ func (e *nativeEncoder) writeHeld() error {
 	}
 	e.endRowGroup()
 	e.addRowGroup(o)
-	e.end = e.sink.n
 	return nil
 }
 
