@@ -14,8 +14,14 @@
 // are reused) and would fill all of MinHeadroom with garbage before the
 // next collection, tens of MB of peak memory that a collection every few
 // seconds would keep down at no measurable cost. With RateWindow set, the
-// floor is what the program allocated per RateWindow between the last two
-// collections, within [LowHeadroom, MinHeadroom].
+// floor is what the program allocated per RateWindow since the rule was
+// last applied, within [LowHeadroom, MinHeadroom]. While that floor is above
+// LowHeadroom the rule is applied again every RateWindow, not only after
+// collections: a stream that starts fast and goes on slowly would otherwise
+// keep the floor of its first second until its next collection, which the
+// floor itself puts off (bench/run.py W5 at 10x: a 64 MB floor set one
+// second in, and no other collection for 25 s while the heap grew from 47
+// to 108 MB).
 package gctune
 
 import (
@@ -43,6 +49,8 @@ var (
 	// allocations and time at the last apply, for the allocation rate.
 	lastAllocs uint64
 	lastTime   time.Time
+	// pending applies the rule again after RateWindow (nil: none set).
+	pending *time.Timer
 )
 
 // Start makes s the rule from the next collection on (and applies it to
@@ -84,8 +92,17 @@ func apply() {
 		rate = float64(allocs-lastAllocs) / max(now.Sub(lastTime).Seconds(), 1e-3)
 	}
 	lastAllocs, lastTime = allocs, now
+	h := Headroom(s, rate)
+	if s.RateWindow > 0 && h > s.LowHeadroom && pending == nil {
+		pending = time.AfterFunc(s.RateWindow, func() {
+			mu.Lock()
+			pending = nil
+			mu.Unlock()
+			apply()
+		})
+	}
 	mu.Unlock()
-	debug.SetGCPercent(Percent(s, live, Headroom(s, rate)))
+	debug.SetGCPercent(Percent(s, live, h))
 }
 
 // Headroom is the floor of headroom rule s gives a program that allocated

@@ -2,6 +2,7 @@ package gctune
 
 import (
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -119,6 +120,50 @@ func TestSlowAllocationLowersTheFloor(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	if got := collect(); got != 40 {
 		t.Fatalf("after a quiet half second: GOGC %d, want 40", got)
+	}
+	runtime.KeepAlive(big)
+}
+
+// TestFloorFallsWithoutACollection: a fast start sets the full floor; when
+// the program then allocates little, the rule is applied again a window
+// later with no collection in between, and the floor falls to LowHeadroom.
+func TestFloorFallsWithoutACollection(t *testing.T) {
+	defer Start(Settings{Percent: 100})
+	const window = 200 * time.Millisecond
+	runtime.GC()
+	runtime.GC()
+	Start(Settings{Percent: 10, MinHeadroom: 64 << 20, RateWindow: window, LowHeadroom: 16 << 20})
+	// No collection while it allocates, or that one would be the last to
+	// measure the rate (the next applies the rule again).
+	debug.SetGCPercent(-1)
+	big := make([][]byte, 0, 8)
+	for range 8 {
+		big = append(big, make([]byte, 16<<20)) // 128 MB live
+	}
+	// The collection finds 128 MB live, allocated at once: the full 64 MB
+	// floor, 50%. (Its finalizer applies the rule just after it.)
+	runtime.GC()
+	high := func(p int64) bool { return p >= 45 && p <= 50 }
+	for deadline := time.Now().Add(2 * time.Second); !high(gogc()) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if got := gogc(); !high(got) {
+		t.Fatalf("after allocating 128 MB at once: GOGC %d, want about 50", got)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	gcs := ms.NumGC
+	deadline := time.Now().Add(3 * time.Second)
+	for high(gogc()) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.ReadMemStats(&ms)
+	if ms.NumGC != gcs {
+		t.Fatalf("%d collections ran meanwhile: the timer is not what moved GOGC", ms.NumGC-gcs)
+	}
+	// 16 MB of headroom on 128 MB live: 12%.
+	if got := gogc(); got < 11 || got > 12 {
+		t.Fatalf("a quiet window later, no collection: GOGC %d, want 12", got)
 	}
 	runtime.KeepAlive(big)
 }
