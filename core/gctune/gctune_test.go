@@ -129,7 +129,10 @@ func TestSlowAllocationLowersTheFloor(t *testing.T) {
 // later with no collection in between, and the floor falls to LowHeadroom.
 func TestFloorFallsWithoutACollection(t *testing.T) {
 	defer Start(Settings{Percent: 100})
-	const window = 200 * time.Millisecond
+	// Longer than allocating and collecting take even on a loaded machine:
+	// a timer between them would measure the allocation and the
+	// collection after it none.
+	const window = time.Second
 	runtime.GC()
 	runtime.GC()
 	Start(Settings{Percent: 10, MinHeadroom: 64 << 20, RateWindow: window, LowHeadroom: 16 << 20})
@@ -153,7 +156,7 @@ func TestFloorFallsWithoutACollection(t *testing.T) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	gcs := ms.NumGC
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(3 * window)
 	for high(gogc()) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
