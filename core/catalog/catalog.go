@@ -20,7 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceconfig "github.com/apache/iceberg-go/config"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -29,6 +29,14 @@ func init() {
 	// iceberg-go reads ~/.iceberg-go.yaml at init; a user's file must not
 	// change this library's behaviour.
 	iceconfig.EnvConfig = iceconfig.Config{DefaultCatalog: "default", MaxWorkers: runtime.GOMAXPROCS(0)}
+	// Another copy of SQLite in the process (Python's sqlite3, PyIceberg's
+	// SqlCatalog) shares the process's POSIX record locks with ours: its
+	// locks never conflict with ours and any close of its descriptors drops
+	// ours. Open file description locks belong to our descriptor alone, so
+	// with them the other copy is kept out as another process would be
+	// (docs/decisions.md, "The catalog file is shared with other SQLite
+	// copies"). This must happen before the first database is opened.
+	_, _ = sqlite.OFDLocking(true)
 }
 
 // Catalog is an open catalog and how to close it.
@@ -114,10 +122,26 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 			return nil, err
 		}
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// A rollback journal, not WAL: WAL coordinates through the -shm file with
+	// POSIX locks, which another SQLite copy in the process silently drops
+	// (and whose WAL it then checkpoints and deletes under us). With a
+	// rollback journal every lock is on the database file and every commit
+	// is in that file when it returns.
+	dsn := "file:" + path + "?_pragma=busy_timeout(30000)&_pragma=journal_mode(DELETE)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening %s: %v", errs.ErrIO, path, err)
+	}
+	// Connections stay open: closing one closes a descriptor of the file,
+	// which drops every POSIX lock the process holds on it, the other
+	// copies' included.
+	db.SetMaxOpenConns(sqlConns)
+	db.SetMaxIdleConns(sqlConns)
+	db.SetConnMaxIdleTime(0)
+	db.SetConnMaxLifetime(0)
+	if err := checkJournal(ctx, db, path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("catalog %q: %w", name, err)
 	}
 	// Opening creates the catalog tables if needed; a writer holding the
 	// database can make that fail with SQLITE_BUSY before the busy timeout
@@ -141,6 +165,35 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 	}
 	tc := &typedCatalog{Catalog: c, red: red, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache()}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
+}
+
+// sqlConns bounds a SQLite catalog's connections: SQLite runs one writer at
+// a time, and a few readers cover metadata lookups during a commit.
+const sqlConns = 4
+
+// checkJournal makes sure the catalog file left WAL mode (an earlier version
+// of this library used it): a file another process still holds open in WAL
+// mode cannot switch, and is refused rather than used unsafely.
+func checkJournal(ctx context.Context, db *sql.DB, path string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 20 * time.Millisecond; ; wait = min(wait*2, time.Second) {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode)
+		if err == nil && strings.EqualFold(mode, "delete") {
+			return nil
+		}
+		if err != nil && !isBusy(err) {
+			return fmt.Errorf("%w: opening SQLite catalog at %s: %v", errs.ErrIO, path, err)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: the SQLite catalog at %s is in %s journal mode and another process keeps it open in that mode; close it there (a rollback journal is needed to share the file safely)", errs.ErrIO, path, mode)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: opening SQLite catalog at %s: %v", errs.ErrCancelled, path, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 func isBusy(err error) bool {
