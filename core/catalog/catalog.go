@@ -20,9 +20,11 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	iceconfig "github.com/apache/iceberg-go/config"
+	"github.com/apache/iceberg-go/table"
 	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/internal/filelock"
 )
 
 func init() {
@@ -53,6 +55,21 @@ func (c *Catalog) Close() error {
 		return c.close()
 	}
 	return nil
+}
+
+// CommitSerializer returns what a commit to ident holds around each attempt
+// so that committers of one table, in this process or others, queue instead
+// of failing each other's optimistic commits; nil when the catalog has no
+// such lock (REST servers and directory catalogs arbitrate themselves).
+func (c *Catalog) CommitSerializer(ident table.Identifier) func(ctx context.Context) (func(), error) {
+	tc, ok := c.Catalog.(*typedCatalog)
+	if !ok || tc.commitLock == "" {
+		return nil
+	}
+	key := c.Name + "\x00" + strings.Join(ident, "\x00")
+	return func(ctx context.Context) (func(), error) {
+		return filelock.Lock(ctx, tc.commitLock, key)
+	}
 }
 
 // Open opens catalog name with its properties (PyIceberg's property names).
@@ -163,7 +180,7 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 		db.Close()
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
-	tc := &typedCatalog{Catalog: c, red: red, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache()}
+	tc := &typedCatalog{Catalog: c, red: red, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), commitLock: path + "-commit.lock"}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
 }
 
@@ -171,11 +188,15 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 // a time, and a few readers cover metadata lookups during a commit.
 const sqlConns = 4
 
+// journalWait bounds how long opening waits for a WAL-mode file to be
+// released by the processes that hold it.
+var journalWait = 10 * time.Second
+
 // checkJournal makes sure the catalog file left WAL mode (an earlier version
 // of this library used it): a file another process still holds open in WAL
 // mode cannot switch, and is refused rather than used unsafely.
 func checkJournal(ctx context.Context, db *sql.DB, path string) error {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(journalWait)
 	for wait := 20 * time.Millisecond; ; wait = min(wait*2, time.Second) {
 		var mode string
 		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode)

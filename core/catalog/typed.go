@@ -24,6 +24,9 @@ type typedCatalog struct {
 	// head and meta, for SQLite catalogs, reuse parsed metadata (metacache.go).
 	head *sqlHead
 	meta *metaCache
+	// commitLock is the file whose byte-range locks queue this catalog's
+	// committers per table (SQLite catalogs; empty for others).
+	commitLock string
 }
 
 func (c *typedCatalog) fail(what string, err error) error {

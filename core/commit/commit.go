@@ -24,6 +24,10 @@ type Retry struct {
 	MinWait      time.Duration
 	MaxWait      time.Duration
 	TotalTimeout time.Duration
+	// Serialize, when set, is held around every attempt: committers of one
+	// table queue on it instead of racing (and retrying) each other. It is
+	// given the time left of TotalTimeout.
+	Serialize func(ctx context.Context) (release func(), err error)
 }
 
 // RetryFromProperties reads commit.retry.* from table properties, with
@@ -101,15 +105,16 @@ func Do(ctx context.Context, r Retry, attempt func(ctx context.Context) error) e
 	start := time.Now()
 	wait := r.MinWait
 	for i := 0; ; i++ {
-		err := attempt(ctx)
+		err := r.serialized(ctx, start, attempt)
 		if err == nil || !IsConflict(err) {
 			return Classify(err)
 		}
 		if i >= r.NumRetries || time.Since(start) > r.TotalTimeout {
 			return fmt.Errorf("%w: gave up after %d attempts: %v", errs.ErrCommitConflict, i+1, err)
 		}
-		// Exponential backoff with jitter, as Java's Tasks does.
-		d := wait + time.Duration(rand.Int64N(int64(wait)/10+1))
+		// Exponential backoff with jitter: between half the wait and one and
+		// a half times it, so writers that collided once spread out.
+		d := wait/2 + time.Duration(rand.Int64N(int64(wait)+1))
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%w: %v", errs.ErrCancelled, ctx.Err())
@@ -117,4 +122,25 @@ func Do(ctx context.Context, r Retry, attempt func(ctx context.Context) error) e
 		}
 		wait = min(wait*2, r.MaxWait)
 	}
+}
+
+// serialized runs attempt while holding r.Serialize, if set.
+func (r Retry) serialized(ctx context.Context, start time.Time, attempt func(ctx context.Context) error) error {
+	if r.Serialize == nil {
+		return attempt(ctx)
+	}
+	wctx, cancel := context.WithDeadline(ctx, start.Add(r.TotalTimeout))
+	release, err := r.Serialize(wctx)
+	cancel()
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: waiting for the table's commit lock: %v", errs.ErrCancelled, ctx.Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		return Final(fmt.Errorf("%w: gave up waiting for the table's commit lock after %s (commit.retry.total-timeout-ms)", errs.ErrCommitConflict, r.TotalTimeout))
+	default:
+		return Final(fmt.Errorf("%w: taking the table's commit lock: %v", errs.ErrIO, err))
+	}
+	defer release()
+	return attempt(ctx)
 }

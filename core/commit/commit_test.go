@@ -65,3 +65,55 @@ func TestRetryFromProperties(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// Every attempt runs inside Serialize, released after it, retries included.
+func TestEveryAttemptHoldsTheSerializer(t *testing.T) {
+	held, takes, calls := false, 0, 0
+	r := fast(4)
+	r.Serialize = func(context.Context) (func(), error) {
+		if held {
+			t.Fatal("taken twice without a release")
+		}
+		held, takes = true, takes+1
+		return func() { held = false }, nil
+	}
+	err := Do(context.Background(), r, func(context.Context) error {
+		calls++
+		if !held {
+			t.Fatal("attempt ran without the serializer")
+		}
+		if calls < 3 {
+			return table.ErrCommitFailed
+		}
+		return nil
+	})
+	if err != nil || calls != 3 || takes != 3 || held {
+		t.Fatalf("err=%v calls=%d takes=%d held=%v", err, calls, takes, held)
+	}
+}
+
+func TestSerializerFailuresAreTypedAndFinal(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"timeout", context.DeadlineExceeded, errs.ErrCommitConflict},
+		{"io", errors.New("opening lock file: permission denied"), errs.ErrIO},
+	} {
+		calls := 0
+		r := fast(4)
+		r.Serialize = func(context.Context) (func(), error) { return nil, tc.err }
+		err := Do(context.Background(), r, func(context.Context) error { calls++; return nil })
+		if !errors.Is(err, tc.want) || calls != 0 {
+			t.Errorf("%s: err=%v calls=%d", tc.name, err, calls)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := fast(4)
+	r.Serialize = func(ctx context.Context) (func(), error) { return nil, ctx.Err() }
+	if err := Do(ctx, r, func(context.Context) error { return nil }); !errors.Is(err, errs.ErrCancelled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}

@@ -128,7 +128,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		m.cleanup(ctx)
 		return nil, err
 	}
-	retry, err := commit.RetryFromProperties(p.props)
+	retry, err := w.retryPolicy(p.props)
 	if err != nil {
 		m.cleanup(ctx)
 		return nil, err

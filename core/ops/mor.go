@@ -153,7 +153,7 @@ func (w *writer) commitDelta(ctx context.Context, p *plan, start *table.Snapshot
 	stage func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error),
 	paths []string,
 ) (*table.Table, error) {
-	retry, err := commit.RetryFromProperties(p.props)
+	retry, err := w.retryPolicy(p.props)
 	if err != nil {
 		w.deleteFiles(context.WithoutCancel(ctx), p, paths)
 		return nil, err

@@ -256,11 +256,11 @@ func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, 
 		}
 		return map[string]any{"table": id.String(), "refs": refs}, nil
 	}
-	retry, err := commit.RetryFromProperties(t.Metadata().Properties())
+	w := &writer{cat: cat, id: id, ident: ident, req: req}
+	retry, err := w.retryPolicy(t.Metadata().Properties())
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{cat: cat, id: id, ident: ident, req: req}
 	var out any
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
 		t, err := cat.LoadTable(ctx, ident)

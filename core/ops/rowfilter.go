@@ -118,7 +118,7 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 	w, p, op, f := fl.w, fl.p, fl.op, fl.filter
 	// delete and update change the rows of the snapshot they start from.
 	first := w.head(t.Metadata())
-	retry, err := commit.RetryFromProperties(p.props)
+	retry, err := w.retryPolicy(p.props)
 	if err == nil {
 		// Read and rewrite before committing; attempts reuse the rewrites.
 		_, err = fl.plan(ctx, t, first)

@@ -297,7 +297,7 @@ func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, s
 		}
 		return int(df.SpecID()) == p.spec.ID() && keys[partitionKey(spec, df.Partition())]
 	}
-	retry, err := commit.RetryFromProperties(p.props)
+	retry, err := w.retryPolicy(p.props)
 	if err != nil {
 		return nil, err
 	}

@@ -229,7 +229,7 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	retry, err := commit.RetryFromProperties(p.props)
+	retry, err := w.retryPolicy(p.props)
 	if err != nil {
 		w.deleteFiles(ctx, p, wr.paths)
 		return nil, err
@@ -272,6 +272,14 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		return nil, mapCatalogErr(err, w.id)
 	}
 	return w.result(committed, wr, len(wr.files) > 0), nil
+}
+
+// retryPolicy is the table's commit.retry.* settings with the catalog's
+// per-table commit queue.
+func (w *writer) retryPolicy(props map[string]string) (commit.Retry, error) {
+	r, err := commit.RetryFromProperties(props)
+	r.Serialize = w.cat.CommitSerializer(w.ident)
+	return r, err
 }
 
 // startSnapshot is the snapshot isolation checks start from: the write
