@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -140,24 +139,15 @@ func editSummary(updates []table.Update, edit func(*table.Summary)) []table.Upda
 	out := make([]table.Update, len(updates))
 	copy(out, updates)
 	for i, u := range out {
-		if u.Action() != table.UpdateAddSnapshot {
+		sn, ok := addedSnapshot(u)
+		if !ok || sn.Summary == nil {
 			continue
 		}
-		b, err := json.Marshal(u)
-		if err != nil {
-			continue
+		if sn.Summary.Properties == nil {
+			sn.Summary.Properties = iceberg.Properties{}
 		}
-		var doc struct {
-			Snapshot table.Snapshot `json:"snapshot"`
-		}
-		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.Summary == nil {
-			continue
-		}
-		if doc.Snapshot.Summary.Properties == nil {
-			doc.Snapshot.Summary.Properties = iceberg.Properties{}
-		}
-		edit(doc.Snapshot.Summary)
-		out[i] = table.NewAddSnapshotUpdate(&doc.Snapshot)
+		edit(sn.Summary)
+		out[i] = table.NewAddSnapshotUpdate(sn)
 	}
 	return out
 }

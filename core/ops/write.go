@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -45,6 +44,9 @@ type writer struct {
 	// manifests caches decoded manifests for the commit (manifests.go);
 	// nil when nothing was prefetched.
 	manifests *manifestCache
+	// staged is an append's snapshot kept across commit attempts
+	// (rebase.go); nil until an attempt staged one that can be rebased.
+	staged *stagedAppend
 }
 
 // plan is the table shape the data is written against.
@@ -258,6 +260,7 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		// A commit whose outcome is unknown may have landed: keep its files.
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			w.deleteFiles(ctx, p, wr.paths)
+			w.dropStaged(ctx, p)
 		}
 		if errors.Is(err, icecat.ErrTableAlreadyExists) {
 			return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
@@ -768,7 +771,16 @@ func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.
 	if err := checkSchemaUnchanged(t.Metadata(), p); err != nil {
 		return nil, err
 	}
-	reqs, updates, err := w.stageAppend(ctx, p, t.Metadata(), t.MetadataLocation(), wr)
+	var reqs []table.Requirement
+	var updates []table.Update
+	if w.staged != nil {
+		reqs, updates, err = w.rebaseAppend(ctx, p, t.Metadata())
+	} else {
+		reqs, updates, err = w.stageAppend(ctx, p, t.Metadata(), t.MetadataLocation(), wr)
+		if err == nil && w.rebasable(p, t.Metadata()) {
+			w.keepStaged(ctx, p, t.Metadata(), reqs, updates)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -825,29 +837,38 @@ func (w *writer) removeStaged(ctx context.Context, p *plan, updates []table.Upda
 		return
 	}
 	for _, u := range updates {
-		if u.Action() != table.UpdateAddSnapshot {
+		sn, ok := addedSnapshot(u)
+		if !ok || sn.ManifestList == "" {
 			continue
 		}
-		b, err := json.Marshal(u)
-		if err != nil {
-			continue
-		}
-		var doc struct {
-			Snapshot table.Snapshot `json:"snapshot"`
-		}
-		if json.Unmarshal(b, &doc) != nil || doc.Snapshot.ManifestList == "" {
-			continue
-		}
-		manifests, err := doc.Snapshot.Manifests(fs)
-		if err == nil {
-			for _, m := range manifests {
-				if m.SnapshotID() == doc.Snapshot.SnapshotID {
-					_ = fs.Remove(m.FilePath())
+		// The manifests of a snapshot kept for the next attempt stay.
+		if w.staged == nil || w.staged.snap.SnapshotID != sn.SnapshotID {
+			if manifests, err := sn.Manifests(fs); err == nil {
+				for _, m := range manifests {
+					if m.SnapshotID() == sn.SnapshotID {
+						_ = fs.Remove(m.FilePath())
+					}
 				}
 			}
 		}
-		_ = fs.Remove(doc.Snapshot.ManifestList)
+		_ = fs.Remove(sn.ManifestList)
 	}
+}
+
+// dropStaged removes the manifests kept for retries of an append that
+// finally failed.
+func (w *writer) dropStaged(ctx context.Context, p *plan) {
+	if w.staged == nil {
+		return
+	}
+	fs, err := w.fileIO(context.WithoutCancel(ctx), p)
+	if err != nil {
+		return
+	}
+	for _, m := range w.staged.ours {
+		_ = fs.Remove(m.FilePath())
+	}
+	w.staged = nil
 }
 
 // commitCreate creates the table and its first snapshot in one catalog

@@ -269,6 +269,8 @@ class RecordingProxy:
     strip_prefix: str | None = None
     #: (method, path, status) of every forwarded request, in the order answered.
     statuses: list[tuple[str, str, int]] = field(default_factory=list)
+    #: Called with (method, path, status) once the upstream has answered, before the client hears it.
+    on_reply: Any = None
     _server: ThreadingHTTPServer | None = None
     _held: int = 0
     _cv: threading.Condition = field(default_factory=threading.Condition)
@@ -322,6 +324,8 @@ class RecordingProxy:
                 rsp = conn.getresponse()
                 data = rsp.read()
                 proxy.statuses.append((self.command, self.path, rsp.status))
+                if proxy.on_reply is not None:
+                    proxy.on_reply(self.command, self.path, rsp.status)
                 self.send_response(rsp.status)
                 for k, v in rsp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length", "content-encoding"):

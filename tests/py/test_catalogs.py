@@ -498,6 +498,15 @@ def test_rest_concurrent_appends_retry_the_409(kind: str, tmp_path: Path, s3_ser
     first = pyiceberg_catalog(props).load_table(ident).current_snapshot().snapshot_id
     # The proxy holds each commit until both have arrived: both were planned on the same snapshot.
     proxy = RecordingProxy(rest_server.uri, hold_commits=2)
+    # The table's metadata files when the losing commit hears its 409.
+    meta_dir = Path(pyiceberg_catalog(props).load_table(ident).metadata_location.removeprefix("file:")).parent
+    at_conflict: set[str] = set()
+
+    def seen(method: str, path: str, status: int) -> None:
+        if status == 409 and kind.endswith("local"):
+            at_conflict.update(f.name for f in meta_dir.glob("*.avro"))
+
+    proxy.on_reply = seen
     proxy.start()
     try:
         via = props | {"uri": proxy.uri}
@@ -516,6 +525,14 @@ def test_rest_concurrent_appends_retry_the_409(kind: str, tmp_path: Path, s3_ser
     check(pcat, ident, kind.endswith("local"), pa.concat_tables([base, rows(range(100, 130), seed=1), rows(range(200, 230), seed=2)]))
     if kind.endswith("local"):
         assert orphans(pcat, ident, tmp_path / "wh") == set()
+        # The retry moved its snapshot onto the new head with a new manifest list only: the
+        # manifest of its files is the one written before the conflict, and nothing is left over.
+        retried = snaps[2]
+        own = {Path(m.manifest_path).name for m in retried.manifests(t.io) if m.added_snapshot_id == retried.snapshot_id}
+        assert own and own <= at_conflict, (own, at_conflict)
+        assert Path(retried.manifest_list).name not in at_conflict
+        live = {Path(s.manifest_list).name for s in snaps} | {Path(m.manifest_path).name for s in snaps for m in s.manifests(t.io)}
+        assert {f.name for f in meta_dir.glob("*.avro")} == live
 
 
 def test_rest_serializable_delete_against_concurrent_append(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
