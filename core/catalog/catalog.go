@@ -103,7 +103,11 @@ func Open(ctx context.Context, name string, props map[string]string) (*Catalog, 
 		if err != nil {
 			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrInvalidArgument, name, err)
 		}
-		return &Catalog{Catalog: &typedCatalog{Catalog: c, red: red}, Name: name, Props: p}, nil
+		tc := &typedCatalog{Catalog: c, red: red}
+		if dir, ok := localDir(wh); ok {
+			tc.commitLock = filepath.Join(dir, ".pyiceberg-go-commit.lock")
+		}
+		return &Catalog{Catalog: tc, Name: name, Props: p}, nil
 	case "":
 		return nil, fmt.Errorf("%w: catalog %q has no type and no uri", errs.ErrInvalidArgument, name)
 	default:
@@ -233,18 +237,27 @@ func sqlitePath(uri string) (string, bool) {
 	return "", false
 }
 
+// localDir is the folder of a local warehouse location (a path or a
+// file: URL); ok is false for other schemes.
+func localDir(loc string) (string, bool) {
+	u, err := url.Parse(loc)
+	if err != nil || (u.Scheme != "" && u.Scheme != "file") {
+		return "", false
+	}
+	if u.Scheme == "file" {
+		return u.Path, true
+	}
+	return loc, true
+}
+
 // mkdirLocal creates a local warehouse folder; other schemes need nothing.
 func mkdirLocal(loc string) error {
-	u, err := url.Parse(loc)
-	if err != nil {
+	if _, err := url.Parse(loc); err != nil {
 		return fmt.Errorf("%w: warehouse %q is not a valid location: %v", errs.ErrInvalidArgument, loc, err)
 	}
-	if u.Scheme != "" && u.Scheme != "file" {
+	dir, ok := localDir(loc)
+	if !ok {
 		return nil
-	}
-	dir := loc
-	if u.Scheme == "file" {
-		dir = u.Path
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%w: creating warehouse %s: %v", errs.ErrIO, dir, err)

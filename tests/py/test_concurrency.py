@@ -26,11 +26,11 @@ APPENDS = 50
 ROWS = 3
 
 
-def _appender(props: dict[str, str], table: str, worker: int, out: str) -> None:
+def _appender(props: dict[str, str], table: str, worker: int, out: str, appends: int) -> None:
     os.environ["PYICEBERG_GO_PROGRESS"] = "0"
     ig.configure(catalogs={"local": props})
     with open(out, "w") as f:
-        for i in range(APPENDS):
+        for i in range(appends):
             base = (worker * APPENDS + i) * ROWS
             batch = pa.table({"id": pa.array(range(base, base + ROWS), pa.int64()), "worker": pa.array([worker] * ROWS, pa.int64())})
             try:
@@ -41,17 +41,17 @@ def _appender(props: dict[str, str], table: str, worker: int, out: str) -> None:
             f.flush()
 
 
-def run_appenders(props: dict[str, str], table: str, tmp: Path) -> list[dict[str, Any]]:
+def run_appenders(props: dict[str, str], table: str, tmp: Path, appends: int = APPENDS) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")  # the library must not be loaded before a fork
     outs = [tmp / f"worker-{w}.jsonl" for w in range(PROCS)]
-    procs = [ctx.Process(target=_appender, args=(props, table, w, str(outs[w]))) for w in range(PROCS)]
+    procs = [ctx.Process(target=_appender, args=(props, table, w, str(outs[w]), appends)) for w in range(PROCS)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(timeout=900)
     assert [p.exitcode for p in procs] == [0] * PROCS
     results = [json.loads(line) for o in outs for line in o.read_text().splitlines()]
-    assert len(results) == PROCS * APPENDS
+    assert len(results) == PROCS * appends
     return results
 
 
@@ -80,6 +80,23 @@ def test_eight_processes_append_fifty_times_each_with_default_settings(catalog_d
     failed = [r for r in results if "error" in r]
     assert not failed, f"{len(failed)} of {len(results)} appends failed, first: {failed[0]}"
     check_table(pyiceberg_catalog.load_table("db.events"), results)
+
+
+def test_eight_processes_append_fifty_times_each_on_a_directory_catalog(tmp_path: Path) -> None:
+    """The directory ("hadoop") catalog on a local warehouse queues committers the same way (its
+    commits rewrite a growing metadata file each, so fewer appends keep the test short)."""
+    from pyiceberg.table import StaticTable
+
+    wh = tmp_path / "hwh"
+    props = {"type": "hadoop", "warehouse": f"file://{wh}"}
+    ig.configure(catalogs={"local": props})
+    ig.writeTo(seed_schema(), "local.db.events").create()
+    results = run_appenders(props, "local.db.events", tmp_path, appends=15)
+    failed = [r for r in results if "error" in r]
+    assert not failed, f"{len(failed)} of {len(results)} appends failed, first: {failed[0]}"
+    meta = wh / "db" / "events" / "metadata"
+    version = (meta / "version-hint.text").read_text().strip()
+    check_table(StaticTable.from_metadata(str(meta / f"v{version}.metadata.json")), results)
 
 
 @pytest.mark.parametrize("retries", [None, "100"], ids=["default-retries", "retries-100"])
