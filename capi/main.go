@@ -247,9 +247,9 @@ func pig_operation_progress(h C.uintptr_t, rows, bytes, files *C.int64_t) (st C.
 //export pig_operation_release
 func pig_operation_release(h C.uintptr_t) (st C.PigStatus) {
 	defer guard(nil, &st)
-	if op, ok := releaseHandle(h).(*operation); ok {
-		op.cancel()
-	}
+	// Only the handle goes: a stream pig_read returned reads on (and
+	// counts into the operation) until it is released itself.
+	releaseHandle(h)
 	return C.PIG_STATUS_OK
 }
 
@@ -317,24 +317,94 @@ func pig_scan(sh C.uintptr_t, doc *C.pig_cchar, out *C.struct_ArrowArrayStream, 
 	if st, ok := refused(e); ok {
 		return st
 	}
+	return read("pig_scan", sh, doc, 0, out, e)
+}
+
+//export pig_read
+func pig_read(sh C.uintptr_t, doc *C.pig_cchar, oh C.uintptr_t, out *C.struct_ArrowArrayStream, e *C.struct_PigError) (st C.PigStatus) {
+	defer guard(e, &st)
+	if st, ok := refused(e); ok {
+		return st
+	}
+	return read("pig_read", sh, doc, oh, out, e)
+}
+
+// read plans a scan on a goroutine of its own (as pig_execute runs its
+// operation) and exports its stream, whose batches are read on a goroutine
+// of the core's while the host pulls them; a panic while reading becomes
+// the stream's error.
+func read(name string, sh C.uintptr_t, doc *C.pig_cchar, oh C.uintptr_t, out *C.struct_ArrowArrayStream, e *C.struct_PigError) C.PigStatus {
 	s, ok := lookup[*session.Session](sh)
 	if !ok {
-		return setError(e, errs.StatusInvalidArgument, "pig_scan: invalid or released session handle")
+		return setError(e, errs.StatusInvalidArgument, name+": invalid or released session handle")
 	}
 	if out == nil {
-		return setError(e, errs.StatusInvalidArgument, "pig_scan: out stream is NULL")
+		return setError(e, errs.StatusInvalidArgument, name+": out stream is NULL")
+	}
+	if doc == nil {
+		return setError(e, errs.StatusInvalidArgument, name+": request document is NULL")
+	}
+	ctx, prog := context.Background(), (*ops.Progress)(nil)
+	if oh != 0 {
+		op, ok := lookup[*operation](oh)
+		if !ok {
+			return setError(e, errs.StatusInvalidArgument, name+": invalid or released operation handle")
+		}
+		ctx, prog = op.ctx, &op.prog
 	}
 	req, err := request.DecodeScan([]byte(C.GoString((*C.char)(doc))))
 	if err != nil {
 		return fail(e, err)
 	}
-	rdr, err := scan.Read(context.Background(), s, req, mallocator.NewMallocator())
+	rdr, err := onGoThread(func() (array.RecordReader, error) {
+		return scan.Read(ctx, s, req, mallocator.NewMallocator(), prog)
+	})
 	if err != nil {
 		return fail(e, err)
 	}
-	defer rdr.Release()
-	cdata.ExportRecordReader(rdr, (*cdata.CArrowArrayStream)(unsafe.Pointer(out)))
+	exported := &guardedReader{RecordReader: rdr}
+	defer exported.Release()
+	cdata.ExportRecordReader(exported, (*cdata.CArrowArrayStream)(unsafe.Pointer(out)))
 	return C.PIG_STATUS_OK
+}
+
+// guardedReader is an exported stream's reader: the host calls it through
+// Arrow's callbacks, outside any export's guard, so a panic while reading
+// ends the stream with an error (and poisons the library) instead of
+// taking the host process down.
+type guardedReader struct {
+	array.RecordReader
+	err error
+}
+
+func (r *guardedReader) Next() (ok bool) {
+	if r.err != nil {
+		return false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			poisoned.Store(true)
+			r.err = fmt.Errorf("internal error while reading (the library now refuses further calls): %v", p)
+			ok = false
+		}
+	}()
+	return r.RecordReader.Next()
+}
+
+func (r *guardedReader) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.RecordReader.Err()
+}
+
+func (r *guardedReader) Release() {
+	defer func() {
+		if p := recover(); p != nil {
+			poisoned.Store(true)
+		}
+	}()
+	r.RecordReader.Release()
 }
 
 func decodeStrict(doc *C.pig_cchar, v any) error {

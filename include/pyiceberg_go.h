@@ -131,7 +131,8 @@ PigStatus pig_session_release(uintptr_t session);
  */
 PigStatus pig_operation_new(uintptr_t *out_operation);
 /* Asks the running operation to stop; it then fails with PIG_STATUS_CANCELLED
- * and commits nothing (unless the commit had already happened). */
+ * and commits nothing (unless the commit had already happened). A stream
+ * pig_read returned fails its next get_next. */
 PigStatus pig_operation_cancel(uintptr_t operation);
 /* Progress so far: rows and bytes read from the input, files written. */
 PigStatus pig_operation_progress(uintptr_t operation, int64_t *out_rows, int64_t *out_bytes,
@@ -149,11 +150,23 @@ PigStatus pig_execute(uintptr_t session, const char *request_json, struct ArrowA
 
 /*
  * Reads a table (docs/abi.md#scan) into `out`, a caller-allocated, zeroed
- * stream that the caller releases. Its buffers are allocated with the C
- * allocator and stay valid after the session is released.
+ * stream that the caller releases. The stream reads as it is consumed, a
+ * few files' batches at a time, not the whole table at once. Its buffers
+ * are allocated with the C allocator and stay valid after the session is
+ * released. pig_scan is pig_read without an operation.
  */
 PigStatus pig_scan(uintptr_t session, const char *request_json, struct ArrowArrayStream *out,
                    struct PigError *err);
+/*
+ * pig_read is pig_scan with an operation handle (may be 0): the read counts
+ * its progress into it (rows and bytes handed out, data files planned), and
+ * after pig_operation_cancel the stream's next get_next fails (get_last_error
+ * says the read was cancelled). Releasing the operation handle does not end
+ * the stream. Appended
+ * in ABI version 1; callers may look it up with dlsym.
+ */
+PigStatus pig_read(uintptr_t session, const char *request_json, uintptr_t operation,
+                   struct ArrowArrayStream *out, struct PigError *err);
 
 #ifdef __cplusplus
 }

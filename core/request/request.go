@@ -86,7 +86,8 @@ type Request struct {
 	Options     map[string]string `json:"options,omitempty"`
 	SnapshotID  *int64            `json:"snapshot_id,omitempty"`
 	Columns     []string          `json:"columns,omitempty"`
-	// Filter is a Spark SQL boolean expression (overwrite, delete, update).
+	// Filter is a Spark SQL boolean expression (overwrite, delete, update,
+	// and the rows a scan returns).
 	Filter string `json:"filter,omitempty"`
 	// Set maps columns to the Spark SQL expressions update assigns them.
 	Set map[string]string `json:"set,omitempty"`
@@ -238,7 +239,7 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, fmt.Errorf("%w: %s needs a filter (use \"true\" for every row)", errs.ErrInvalidArgument, r.Op)
 	case r.Op == OpUpdate && len(r.Set) == 0:
 		return nil, fmt.Errorf("%w: update needs at least one column to set", errs.ErrInvalidArgument)
-	case r.Filter != "" && r.Op != OpOverwrite && r.Op != OpDelete && r.Op != OpUpdate:
+	case r.Filter != "" && r.Op != OpOverwrite && r.Op != OpDelete && r.Op != OpUpdate && r.Op != OpScan:
 		return nil, fmt.Errorf("%w: operation %s takes no filter", errs.ErrInvalidArgument, r.Op)
 	case len(r.Set) > 0 && r.Op != OpUpdate:
 		return nil, fmt.Errorf("%w: operation %s takes no set", errs.ErrInvalidArgument, r.Op)

@@ -1,56 +1,373 @@
-// Package scan reads tables back: the current snapshot or a given one.
+// Package scan reads tables back as a stream of Arrow batches: the current
+// snapshot, a given one, or a branch's or tag's, with a column projection
+// and a row filter in the expression language (core/expr).
+//
+// Files are planned by iceberg-go, pruned by the filter's partition values
+// and column metrics; each file's rows come with its deletes applied and
+// are filtered again, row by row, by the filter itself, so the filter's
+// meaning is the expression language's, not the pruning predicate's.
+// Memory is bounded by the batches in flight (a few files' worth of decoded
+// batches at most), not by the table.
 package scan
 
 import (
 	"context"
 	"fmt"
+	"iter"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 )
 
-// Read returns the rows of the table at req.SnapshotID (default: current),
-// with buffers from mem (the C ABI passes the C allocator so that exported
-// buffers never live in Go memory).
-func Read(ctx context.Context, s *session.Session, req *request.Request, mem memory.Allocator) (array.RecordReader, error) {
+// Read plans a read of req.Table and returns a stream of its rows. Buffers
+// come from mem (the C ABI passes the C allocator so that exported buffers
+// never live in Go memory). The stream reads as it is consumed; ctx bounds
+// it (a cancelled ctx ends it with errs.ErrCancelled). counts, which may be
+// nil, gets the rows and bytes handed out and the data files planned.
+func Read(ctx context.Context, s *session.Session, req *request.Request, mem memory.Allocator, counts *ops.Progress) (array.RecordReader, error) {
+	if counts == nil {
+		counts = &ops.Progress{}
+	}
 	t, refSnap, err := ops.LoadRef(ctx, s, req.Table)
 	if err != nil {
 		return nil, err
 	}
 	var opts []table.ScanOption
-	if refSnap != nil {
+	var at *table.Snapshot
+	switch {
+	case refSnap != nil && req.SnapshotID != nil:
 		// db.t.branch_x / db.t.tag_x: the ref's snapshot.
-		if req.SnapshotID != nil {
-			return nil, fmt.Errorf("%w: %s names a branch or tag; it cannot be read at snapshot_id too", errs.ErrInvalidArgument, req.Table)
-		}
-		opts = append(opts, table.WithSnapshotID(*refSnap))
-	}
-	if req.SnapshotID != nil {
-		if t.Metadata().SnapshotByID(*req.SnapshotID) == nil {
+		return nil, fmt.Errorf("%w: %s names a branch or tag; it cannot be read at snapshot_id too", errs.ErrInvalidArgument, req.Table)
+	case refSnap != nil:
+		at = t.Metadata().SnapshotByID(*refSnap)
+	case req.SnapshotID != nil:
+		if at = t.Metadata().SnapshotByID(*req.SnapshotID); at == nil {
 			return nil, fmt.Errorf("%w: table %s has no snapshot %d", errs.ErrInvalidArgument, req.Table, *req.SnapshotID)
 		}
-		opts = append(opts, table.WithSnapshotID(*req.SnapshotID))
+	default:
+		at = t.CurrentSnapshot()
 	}
-	if len(req.Columns) > 0 {
-		for _, c := range req.Columns {
-			if _, ok := t.Schema().FindFieldByName(c); !ok {
-				return nil, fmt.Errorf("%w: column %q is not in table %s", errs.ErrValidation, c, req.Table)
+	if at != nil {
+		opts = append(opts, table.WithSnapshotID(at.SnapshotID))
+	}
+	sc := t.Schema()
+	if at != nil && at.SchemaID != nil {
+		if old := t.Metadata().Schemas(); len(old) > 0 {
+			for _, s := range old {
+				if s.ID == *at.SchemaID {
+					sc = s
+				}
 			}
 		}
-		opts = append(opts, table.WithSelectedFields(req.Columns...))
 	}
+	var filter *expr.Expr
+	if strings.TrimSpace(req.Filter) != "" {
+		node, err := expr.Parse(req.Filter)
+		if err != nil {
+			return nil, err
+		}
+		if filter, err = expr.Bind(node, sc); err != nil {
+			return nil, err
+		}
+		if !filter.IsPredicate() {
+			return nil, fmt.Errorf("%w: the scan filter %q is not a boolean expression", errs.ErrValidation, req.Filter)
+		}
+	}
+	out := req.Columns
+	if len(out) == 0 {
+		for _, f := range sc.Fields() {
+			out = append(out, f.Name)
+		}
+	}
+	for _, c := range out {
+		if _, ok := sc.FindFieldByName(c); !ok {
+			return nil, fmt.Errorf("%w: column %q is not in table %s", errs.ErrValidation, c, req.Table)
+		}
+	}
+	// The filter's columns are read too, and dropped after filtering.
+	read := append([]string(nil), out...)
+	if filter != nil {
+		for _, id := range filter.FieldIDs() {
+			name, _ := sc.FindColumnName(id)
+			if !contains(read, name) {
+				read = append(read, name)
+			}
+		}
+	}
+	opts = append(opts, table.WithSelectedFields(read...))
+
 	ctx = compute.WithAllocator(ctx, mem)
-	tbl, err := t.Scan(opts...).ToArrowTable(ctx)
+	if at == nil {
+		// A table without a snapshot: no rows, the projected schema.
+		empty, err := t.Scan(opts...).Projection()
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
+		}
+		arrowSchema, err := table.SchemaToArrowSchema(empty, nil, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
+		}
+		return array.NewTableReader(array.NewTableFromRecords(arrowSchema, nil), 1), nil
+	}
+	planOpts := opts
+	if filter != nil {
+		planOpts = append(planOpts, table.WithRowFilter(filter.Iceberg()))
+	}
+	tasks, err := t.Scan(planOpts...).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: planning the read of %s: %v", errs.ErrIO, req.Table, err)
+	}
+	// Our filter decides which rows stay: the tasks carry no residual of
+	// the pruning predicate, and the reading scan has no row filter.
+	kept := tasks[:0]
+	for _, task := range tasks {
+		if filter != nil && !filter.MightMatch(task.File, specOf(t.Metadata(), task.File)) {
+			continue
+		}
+		task.Residual = nil
+		kept = append(kept, task)
+	}
+	counts.Files.Add(int64(len(kept)))
+	schema, batches, err := t.Scan(opts...).ReadTasks(ctx, kept)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
 	}
-	defer tbl.Release()
-	return array.NewTableReader(tbl, 1<<16), nil
+	st := &stream{ctx: ctx, mem: mem, filter: filter, counts: counts, table: req.Table}
+	if st.keep, st.schema, err = projection(schema, out); err != nil {
+		return nil, err
+	}
+	return newSeqReader(st.schema, st.batches(batches)), nil
 }
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func specOf(m table.Metadata, f iceberg.DataFile) iceberg.PartitionSpec {
+	if s := m.PartitionSpecByID(int(f.SpecID())); s != nil {
+		return *s
+	}
+	return *iceberg.UnpartitionedSpec
+}
+
+// projection returns the indices of the columns named out in schema, and
+// the schema of just those.
+func projection(schema *arrow.Schema, out []string) ([]int, *arrow.Schema, error) {
+	keep := make([]int, 0, len(out))
+	fields := make([]arrow.Field, 0, len(out))
+	for _, name := range out {
+		idx := schema.FieldIndices(name)
+		if len(idx) == 0 {
+			return nil, nil, fmt.Errorf("%w: column %q is missing from the read's schema", errs.ErrValidation, name)
+		}
+		keep = append(keep, idx[0])
+		fields = append(fields, schema.Field(idx[0]))
+	}
+	md := schema.Metadata()
+	return keep, arrow.NewSchema(fields, &md), nil
+}
+
+// stream turns the files' batches into the read's: filtered, projected,
+// counted, with errors typed.
+type stream struct {
+	ctx    context.Context
+	mem    memory.Allocator
+	filter *expr.Expr
+	keep   []int
+	schema *arrow.Schema
+	counts *ops.Progress
+	table  string
+}
+
+func (s *stream) batches(in iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for rec, err := range in {
+			if err == nil {
+				err = s.ctx.Err()
+			}
+			if err != nil {
+				if rec != nil {
+					rec.Release()
+				}
+				yield(nil, s.typed(err))
+				return
+			}
+			out, err := s.shape(rec)
+			rec.Release()
+			if err != nil {
+				yield(nil, s.typed(err))
+				return
+			}
+			if out == nil {
+				continue
+			}
+			s.counts.Rows.Add(out.NumRows())
+			s.counts.Bytes.Add(batchBytes(out))
+			if !yield(out, nil) {
+				out.Release()
+				return
+			}
+			// The reader releases the batch on its next Next or Release.
+		}
+	}
+}
+
+// shape filters rec and keeps the projected columns; nil when no row
+// is left.
+func (s *stream) shape(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if s.filter != nil {
+		mask, err := s.filter.Eval(s.ctx, rec, s.mem)
+		if err != nil {
+			return nil, err
+		}
+		filtered, err := compute.FilterRecordBatch(s.ctx, rec, mask, compute.DefaultFilterOptions())
+		mask.Release()
+		if err != nil {
+			return nil, err
+		}
+		defer filtered.Release()
+		rec = filtered
+	}
+	if rec.NumRows() == 0 {
+		return nil, nil
+	}
+	cols := make([]arrow.Array, len(s.keep))
+	for i, k := range s.keep {
+		cols[i] = rec.Column(k)
+	}
+	return array.NewRecordBatch(s.schema, cols, rec.NumRows()), nil
+}
+
+func (s *stream) typed(err error) error {
+	switch {
+	case s.ctx.Err() != nil:
+		return fmt.Errorf("%w: reading %s: %v", errs.ErrCancelled, s.table, s.ctx.Err())
+	case errs.StatusOf(err) != errs.StatusUnknown:
+		return err
+	}
+	return fmt.Errorf("%w: reading %s: %v", errs.ErrIO, s.table, err)
+}
+
+func batchBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
+}
+
+// seqReader reads an iterator of batches on a goroutine of its own and
+// hands them out one at a time: Next may be called from any thread (an
+// exported stream is pulled from the host's threads), and all the reading
+// happens on a goroutine Go made. A panic in the iterator becomes the
+// stream's error.
+type seqReader struct {
+	refs   atomic.Int64
+	schema *arrow.Schema
+	items  chan item
+	stop   chan struct{}
+	done   chan struct{}
+	cur    arrow.RecordBatch
+	err    error
+}
+
+type item struct {
+	rec arrow.RecordBatch
+	err error
+}
+
+func newSeqReader(schema *arrow.Schema, seq iter.Seq2[arrow.RecordBatch, error]) *seqReader {
+	r := &seqReader{schema: schema, items: make(chan item), stop: make(chan struct{}), done: make(chan struct{})}
+	r.refs.Store(1)
+	go r.produce(seq)
+	return r
+}
+
+func (r *seqReader) produce(seq iter.Seq2[arrow.RecordBatch, error]) {
+	defer close(r.done)
+	defer close(r.items)
+	defer func() {
+		if p := recover(); p != nil {
+			select {
+			case r.items <- item{err: fmt.Errorf("%w: reading: %v\n%s", errs.ErrIO, p, debug.Stack())}:
+			case <-r.stop:
+			}
+		}
+	}()
+	for rec, err := range seq {
+		select {
+		case r.items <- item{rec, err}:
+		case <-r.stop:
+			if rec != nil {
+				rec.Release()
+			}
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *seqReader) Schema() *arrow.Schema { return r.schema }
+func (r *seqReader) Retain()               { r.refs.Add(1) }
+
+func (r *seqReader) Release() {
+	if r.refs.Add(-1) != 0 {
+		return
+	}
+	close(r.stop)
+	<-r.done
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+}
+
+func (r *seqReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.err != nil {
+		return false
+	}
+	it, ok := <-r.items
+	if !ok {
+		return false
+	}
+	if it.err != nil {
+		r.err = it.err
+		return false
+	}
+	r.cur = it.rec
+	return true
+}
+
+func (r *seqReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch (the interface still asks for the old name).
+func (r *seqReader) Record() arrow.RecordBatch { return r.cur }
+func (r *seqReader) Err() error                { return r.err }

@@ -287,7 +287,7 @@ func loadTable(t testing.TB, s *session.Session, name string) *table.Table {
 // readRows reads a table (a snapshot when snap != nil) through core/scan.
 func readRows(t testing.TB, s *session.Session, name string, snap *int64) []row {
 	t.Helper()
-	rdr, err := scan.Read(ctxT(t), s, &request.Request{Op: request.OpScan, Table: name, SnapshotID: snap}, memory.DefaultAllocator)
+	rdr, err := scan.Read(ctxT(t), s, &request.Request{Op: request.OpScan, Table: name, SnapshotID: snap}, memory.DefaultAllocator, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
