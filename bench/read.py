@@ -16,7 +16,11 @@ count and the sum of l_quantity. Readers:
     duckdb.iceberg_scan    DuckDB 1.5's iceberg_scan(metadata.json), fetched as record batches
     pyiceberg.batches      PyIceberg 0.12 scan().to_arrow_batch_reader()
 
-Reported: seconds, peak RSS above the baseline, and that peak as a fraction of the table's Arrow size.
+Then the same data is appended twice more (untimed) and the streaming readers read the 3x table: a reader
+whose memory is bounded by its batches peaks about as high at 3x as at 1x.
+
+Reported: seconds, peak RSS above the baseline, that peak as a fraction of the table's Arrow size, and the
+streaming readers' peak at 3x over their peak at 1x.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ ROOT, CACHE, DOCS = base.ROOT, base.CACHE, base.DOCS
 DOC_BEGIN = "<!-- bench/read.py: begin -->"
 DOC_END = "<!-- bench/read.py: end -->"
 READERS = ("pyiceberg_go.scan", "pyiceberg_go.to_arrow", "duckdb.iceberg_scan", "pyiceberg.batches")
+STREAMING = ("pyiceberg_go.scan", "duckdb.iceberg_scan")
+COPIES = 3
 IDENT = "bench.lineitem"
 
 
@@ -45,8 +51,9 @@ def props(work: Path) -> dict[str, str]:
     return {"type": "sql", "uri": f"sqlite:///{work}/catalog.db", "warehouse": f"file://{work}/wh"}
 
 
-def write_table(data: Path, work: Path) -> dict:
-    """Child: writes the table with pyiceberg-go; returns the facts the readers check against."""
+def write_table(data: Path, work: Path, copies: int) -> dict:
+    """Child: writes the table with pyiceberg-go (create, or append up to ``copies`` copies of the data);
+    returns the facts the readers check against."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -54,8 +61,13 @@ def write_table(data: Path, work: Path) -> dict:
 
     t = pq.read_table(data)
     ig.configure(catalogs={"local": props(work)})
-    ig.writeTo(t, f"local.{IDENT}").create()
-    return {"rows": t.num_rows, "qty": float(pc.sum(t["l_quantity"].cast("float64")).as_py()), "arrow_bytes": t.nbytes}
+    if copies == 1:
+        ig.writeTo(t, f"local.{IDENT}").create()
+    else:
+        for _ in range(copies - 1):
+            ig.writeTo(t, f"local.{IDENT}").append()
+    qty = float(pc.sum(t["l_quantity"].cast("float64")).as_py())
+    return {"rows": t.num_rows * copies, "qty": qty * copies, "arrow_bytes": t.nbytes * copies}
 
 
 def child(name: str, work: Path, facts: dict) -> dict:
@@ -140,6 +152,7 @@ def run_child(args: list[str]) -> dict:
 
 def markdown(rows: list[dict], info: dict) -> str:
     arrow_mb = info["arrow_bytes"] / 2**20
+    big = {r["reader"]: r for r in rows if r["copies"] == COPIES}
     lines = [
         DOC_BEGIN,
         "## Reading a table back (R1)",
@@ -151,12 +164,18 @@ def markdown(rows: list[dict], info: dict) -> str:
         f"whole, every column, {info['runs']} interleaved runs, medians. Streams are consumed batch by batch and "
         "dropped; `to_arrow` keeps the whole table. Peak is the RSS high-water mark above the reader's baseline.",
         "",
-        "| reader | seconds | peak above baseline (MiB) | peak / table in Arrow | runs ok |",
-        "|---|---|---|---|---|",
+        "| reader | seconds | peak above baseline (MiB) | peak / table in Arrow | runs ok | "
+        f"{COPIES}x table: seconds | {COPIES}x: peak (MiB) | peak at {COPIES}x / peak at 1x |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
+        if r["copies"] != 1:
+            continue
+        b = big.get(r["reader"])
+        tail = (f"{b['seconds']:.2f} | {b['peak_mb']:.0f} | {b['peak_mb'] / r['peak_mb']:.2f}" if b and r["peak_mb"] > 0
+                else "- | - | -")
         lines.append(f"| {r['reader']} | {r['seconds']:.2f} | {r['peak_mb']:.0f} | {r['peak_mb'] / arrow_mb:.2f} | "
-                     f"{r['ok']}/{r['runs']} |")
+                     f"{r['ok']}/{r['runs']} | {tail} |")
     lines += ["", DOC_END]
     return "\n".join(lines) + "\n"
 
@@ -172,9 +191,10 @@ def main() -> int:
     ap.add_argument("--work", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--facts", help=argparse.SUPPRESS)
+    ap.add_argument("--copies", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.write:
-        print(json.dumps(write_table(Path(args.data), Path(args.work))))
+        print(json.dumps(write_table(Path(args.data), Path(args.work), args.copies)))
         return 0
     if args.child:
         print(json.dumps(child(args.child, Path(args.work), json.loads(args.facts))))
@@ -191,25 +211,31 @@ def main() -> int:
         (work / "wh").mkdir(parents=True)
         subprocess.run([sys.executable, str(Path(base.__file__).resolve()), "--prepare-namespace", str(work)],
                        check=True, env=base.child_env(), cwd=ROOT)
-        facts = run_child(["--write", "--work", str(work), "--data", str(data)])
+        facts = run_child(["--write", "--work", str(work), "--data", str(data), "--copies", "1"])
         if "rows" not in facts:
             print(facts.get("error"), file=sys.stderr)
             return 1
-        order = READERS if run % 2 == 0 else tuple(reversed(READERS))
-        for name in order:
-            r = run_child(["--child", name, "--work", str(work), "--facts", json.dumps(facts)])
-            r.setdefault("reader", name)
-            r["run"] = run
-            results.append(r)
-            print(json.dumps(r), flush=True)
+        first = facts
+        for copies, readers in ((1, READERS), (COPIES, STREAMING)):
+            if copies != 1:
+                facts = run_child(["--write", "--work", str(work), "--data", str(data), "--copies", str(copies)])
+            order = readers if run % 2 == 0 else tuple(reversed(readers))
+            for name in order:
+                r = run_child(["--child", name, "--work", str(work), "--facts", json.dumps(facts)])
+                r.setdefault("reader", name)
+                r["run"], r["copies"] = run, copies
+                results.append(r)
+                print(json.dumps(r), flush=True)
+        facts = first
         shutil.rmtree(work, ignore_errors=True)
     rows = []
-    for name in READERS:
-        rs = [r for r in results if r.get("reader") == name and "seconds" in r]
-        if rs:
-            rows.append({"reader": name, "seconds": statistics.median(r["seconds"] for r in rs),
-                         "peak_mb": statistics.median(r["rss_peak_mb"] - r["rss_baseline_mb"] for r in rs),
-                         "ok": sum(bool(r.get("ok")) for r in rs), "runs": len(rs)})
+    for copies in (1, COPIES):
+        for name in READERS:
+            rs = [r for r in results if r.get("reader") == name and r["copies"] == copies and "seconds" in r]
+            if rs:
+                rows.append({"reader": name, "copies": copies, "seconds": statistics.median(r["seconds"] for r in rs),
+                             "peak_mb": statistics.median(r["rss_peak_mb"] - r["rss_baseline_mb"] for r in rs),
+                             "ok": sum(bool(r.get("ok")) for r in rs), "runs": len(rs)})
     info = {"date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "machine": base.machine(),
             "runs": args.runs, "sf": args.sf, "rows": facts["rows"], "arrow_bytes": facts["arrow_bytes"]}
     section = markdown(rows, info)
