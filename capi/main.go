@@ -37,8 +37,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -53,6 +51,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/host"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
@@ -141,35 +140,18 @@ var versionC = (*C.pig_cchar)(C.CString(ops.Version))
 //export pig_free
 func pig_free(p unsafe.Pointer) { C.free(p) }
 
-type runtimeConfig struct {
-	MaxProcs         *int              `json:"max_procs"`
-	MemoryLimitBytes *int64            `json:"memory_limit_bytes"`
-	Env              map[string]string `json:"env"`
-}
-
 //export pig_runtime_configure
 func pig_runtime_configure(doc *C.pig_cchar, e *C.struct_PigError) (st C.PigStatus) {
 	defer guard(e, &st)
 	if st, ok := refused(e); ok {
 		return st
 	}
-	var rc runtimeConfig
-	if err := decodeStrict(doc, &rc); err != nil {
+	var rs host.Settings
+	if err := decodeStrict(doc, &rs); err != nil {
 		return fail(e, err)
 	}
-	for k, v := range rc.Env {
-		if err := os.Setenv(k, v); err != nil {
-			return fail(e, fmt.Errorf("%w: setting %s: %v", errs.ErrInvalidArgument, k, err))
-		}
-	}
-	if rc.MaxProcs != nil {
-		if *rc.MaxProcs < 1 {
-			return fail(e, fmt.Errorf("%w: max_procs must be >= 1", errs.ErrInvalidArgument))
-		}
-		runtime.GOMAXPROCS(*rc.MaxProcs)
-	}
-	if rc.MemoryLimitBytes != nil {
-		debug.SetMemoryLimit(*rc.MemoryLimitBytes)
+	if err := host.Apply(rs); err != nil {
+		return fail(e, err)
 	}
 	return C.PIG_STATUS_OK
 }
