@@ -175,7 +175,11 @@ func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
 	}
 	switch it := in.(type) {
 	case *arrow.TimestampType:
-		mul, div := ratio(it.Unit, out.(*arrow.TimestampType).Unit)
+		ot := out.(*arrow.TimestampType)
+		mul, div := ratio(it.Unit, ot.Unit)
+		if (it.TimeZone == "") != (ot.TimeZone == "") && !p.opts.Zone.IsUTC() {
+			return zoneShift(p, path, out, mul, div, it.TimeZone == ""), nil
+		}
 		if mul == 1 && div == 1 {
 			return retype(out), nil // only the time zone spelling differs
 		}
@@ -343,24 +347,67 @@ func rescaler[I, O int32 | int64](p *planner, path string, out arrow.DataType, m
 			if !valid(i) {
 				continue
 			}
-			v := int64(src[i])
-			if mul != 1 {
-				if v > math.MaxInt64/mul || v < math.MinInt64/mul {
-					return nil, outOfRange(path, v, a.DataType(), out)
-				}
-				v *= mul
-			}
-			if div != 1 {
-				q := v / div
-				if v%div != 0 && v < 0 {
-					q-- // floor, not truncation toward zero
-				}
-				v = q
-			}
-			if v < lo || v > hi {
+			v, ok := rescale(int64(src[i]), mul, div)
+			if !ok || v < lo || v > hi {
 				return nil, outOfRange(path, int64(src[i]), a.DataType(), out)
 			}
 			dst[i] = O(v)
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
+}
+
+// rescale returns floor(v*mul/div); false when v*mul overflows.
+func rescale(v, mul, div int64) (int64, bool) {
+	if mul != 1 {
+		if v > math.MaxInt64/mul || v < math.MinInt64/mul {
+			return 0, false
+		}
+		v *= mul
+	}
+	if div != 1 {
+		q := v / div
+		if v%div != 0 && v < 0 {
+			q-- // floor, not truncation toward zero
+		}
+		v = q
+	}
+	return v, true
+}
+
+// zoneShift converts timestamps between wall-clock times (no time zone)
+// and instants (a time zone) in the session time zone, after rescaling
+// them to out's unit as rescaler does: toInstant reads wall-clock times as
+// Spark's cast from TIMESTAMP_NTZ to TIMESTAMP does (a time in a DST gap
+// moves forward by the gap, one in an overlap takes the earlier offset),
+// else instants become the wall-clock time they show in the zone.
+func zoneShift(p *planner, path string, out arrow.DataType, mul, div int64, toInstant bool) conv {
+	perSec := 1_000_000_000 / unitNanos(out.(*arrow.TimestampType).Unit)
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[int64](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * 8)
+		defer buf.Release()
+		dst := arrow.GetData[int64](buf.Bytes())
+		valid := validity(d)
+		c := p.opts.Zone.Converter()
+		for i := off; i < off+n; i++ {
+			if !valid(i) {
+				continue
+			}
+			v, ok := rescale(src[i], mul, div)
+			if ok && toInstant {
+				v, ok = c.ToInstant(v, perSec)
+			} else if ok {
+				v, ok = c.ToWall(v, perSec)
+			}
+			if !ok {
+				return nil, fmt.Errorf("column '%s': value %d of %s is out of range for %s in time zone %s: %w",
+					path, src[i], a.DataType(), out, p.opts.Zone, errs.ErrValidation)
+			}
+			dst[i] = v
 		}
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
 	}

@@ -66,6 +66,10 @@ func (z *Zone) String() string {
 // are exact shifts: injective and order-preserving.
 func (z *Zone) Fixed() bool { return z == nil || z.fixed }
 
+// IsUTC reports whether the zone is UTC at every instant (conversions are
+// then the identity).
+func (z *Zone) IsUTC() bool { return z == nil || z.fixed && z.off == 0 }
+
 // Location returns the zone as a *time.Location.
 func (z *Zone) Location() *time.Location {
 	if z == nil {
