@@ -21,7 +21,7 @@ func (e *Expr) AssignTo(column string, t iceberg.Type) (*Expr, error) {
 	if !ok {
 		return nil, bindErr(e.src, e.root.pos, "cannot assign %s to column %q of type %s", describe(e.root), column, sqlType(t))
 	}
-	b := &binder{src: e.src}
+	b := &binder{src: e.src, zone: e.zone}
 	root, err := b.castTo(e.root, t)
 	if err != nil {
 		return nil, err
