@@ -294,11 +294,12 @@ func primitiveFits(from, to iceberg.Type, in arrow.DataType) bool {
 		return true
 	}
 	switch to.(type) {
-	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType:
-		// Any unit; with or without a time zone, converted in the session
-		// time zone as Spark casts TIMESTAMP_NTZ <-> TIMESTAMP.
+	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType, iceberg.DateType:
+		// Dates and timestamps of any unit, with or without a time zone,
+		// fit each other's columns, converted in the session time zone as
+		// Spark's ANSI store assignment casts them.
 		switch from.(type) {
-		case iceberg.TimestampType, iceberg.TimestampTzType:
+		case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.DateType:
 			return true
 		}
 		return false

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -27,6 +28,11 @@ type zoneCases struct {
 		Instant int64  `json:"instant"`
 		Wall    int64  `json:"wall"`
 	} `json:"instants"`
+	Days []struct {
+		Zone    string `json:"zone"`
+		Day     int64  `json:"day"`
+		Instant int64  `json:"instant"`
+	} `json:"days"`
 }
 
 func loadZoneCases(t *testing.T) zoneCases {
@@ -262,4 +268,66 @@ func deref(p *int64) any {
 		return nil
 	}
 	return *p
+}
+
+// Dates and timestamps fit each other's columns as Spark's store
+// assignment casts them: a date into timestamptz is the day's first
+// instant in the session time zone (core/tz's zoneinfo table), into
+// timestamp midnight; a timestamp into date is its wall-clock date.
+func TestConformDatesAndTimestampsCastIntoEachOther(t *testing.T) {
+	mem := checkedMem(t)
+	c := loadZoneCases(t)
+	for _, d := range c.Days {
+		opts := zoneOpts(t, d.Zone)
+		for _, in := range []arrow.Array{
+			fromJSON(t, mem, arrow.FixedWidthTypes.Date32, fmt.Sprintf("[%d, null]", d.Day)),
+			fromJSON(t, mem, arrow.FixedWidthTypes.Date64, fmt.Sprintf("[%d, null]", d.Day*86_400_000+3_600_000)),
+		} {
+			for _, into := range []iceberg.Type{iceberg.PrimitiveTypes.TimestampTz, iceberg.PrimitiveTypes.Timestamp, iceberg.PrimitiveTypes.TimestampTzNs} {
+				in.Retain()
+				out, err := conform(t, mem, iceberg.NewSchema(0, opt(1, "d", into)), opts, []arrow.Field{field("d", in.DataType())}, in)
+				if err != nil {
+					t.Fatalf("%s %s into %s: %v", d.Zone, in.DataType(), into, err)
+				}
+				got := int64(out.Column(0).(*array.Timestamp).Value(0))
+				want := d.Instant
+				if _, ntz := into.(iceberg.TimestampType); ntz {
+					want = d.Day * 86_400_000_000
+				}
+				if _, ns := into.(iceberg.TimestampTzNsType); ns {
+					want *= 1000
+				}
+				if got != want || !out.Column(0).IsNull(1) {
+					t.Errorf("%s day %d (%s) into %s: %d, want %d", d.Zone, d.Day, in.DataType(), into, got, want)
+				}
+				out.Release()
+			}
+			in.Release()
+		}
+	}
+	ny := zoneOpts(t, "America/New_York")
+	for _, tc := range []struct {
+		in   arrow.DataType
+		v    int64
+		want int32
+	}{
+		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, 1719799200000000, 19904}, // 2024-07-01 02:00Z is June 30 in New York
+		{&arrow.TimestampType{Unit: arrow.Second, TimeZone: "UTC"}, 1719799200, 19904},
+		{&arrow.TimestampType{Unit: arrow.Microsecond}, 1710037800000000, 19792}, // 2024-03-10 02:30 wall
+		{&arrow.TimestampType{Unit: arrow.Nanosecond}, -1, -1},                   // floored, not truncated
+	} {
+		b := array.NewTimestampBuilder(mem, tc.in.(*arrow.TimestampType))
+		b.Append(arrow.Timestamp(tc.v))
+		b.AppendNull()
+		in := b.NewArray()
+		b.Release()
+		out, err := conform(t, mem, iceberg.NewSchema(0, opt(1, "d", iceberg.PrimitiveTypes.Date)), ny, []arrow.Field{field("d", tc.in)}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := int32(out.Column(0).(*array.Date32).Value(0)); got != tc.want || !out.Column(0).IsNull(1) {
+			t.Errorf("%s %d into date: %d, want %d", tc.in, tc.v, got, tc.want)
+		}
+		out.Release()
+	}
 }
