@@ -147,8 +147,8 @@
 //
 // Store assignment (Expr.AssignTo, for UPDATE SET and MERGE) follows Spark's
 // ANSI policy: any numeric to any numeric (overflow is an evaluation
-// error), NULL to any type, date to timestamp/timestamp_ntz, timestamp <->
-// timestamp_ntz, binary/fixed to binary; anything else is a bind error
+// error), NULL to any type, any of date, timestamp and timestamp_ntz to
+// another (in the session time zone), binary/fixed to binary; anything else is a bind error
 // naming the target column.
 //
 // # Errors
