@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
@@ -298,5 +299,30 @@ func TestPruningIsSoundAcrossDSTTransitions(t *testing.T) {
 		if id == "UTC" && pruned == 0 {
 			t.Errorf("UTC: nothing pruned")
 		}
+	}
+}
+
+// A merge source's nanosecond timestamps are floored to microseconds, as
+// an append floors them, also before 1970.
+func TestNanosecondColumnsAreFloored(t *testing.T) {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "ts", Type: iceberg.PrimitiveTypes.Timestamp})
+	e, err := Compile("CAST(ts AS STRING)", sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Nanosecond})
+	b.Append(-1)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "ts", Type: col.DataType(), Nullable: true}}, nil), []arrow.Array{col}, 1)
+	col.Release()
+	defer rec.Release()
+	out, err := e.Eval(context.Background(), rec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got := out.ValueStr(0); got != "1969-12-31 23:59:59.999999" {
+		t.Errorf("got %s", got)
 	}
 }
