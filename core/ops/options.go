@@ -12,7 +12,7 @@ import (
 )
 
 // writeOptionToProperty maps write options to the table property they
-// override (SEMANTICS.md "Options and their precedence").
+// override (precedence: resolveOptions).
 var writeOptionToProperty = map[string]string{
 	"target-file-size-bytes": "write.target-file-size-bytes",
 	"compression-codec":      "write.parquet.compression-codec",

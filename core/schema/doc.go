@@ -1,6 +1,6 @@
 // Package schema turns users' Arrow data into Iceberg schemas and casts Arrow
 // batches to a table's write schema, following Spark's DataFrameWriterV2 rules
-// (SEMANTICS.md "append" and "Table lifecycle").
+// for append and for creating tables.
 //
 // # Arrow types and the Iceberg type they become
 //
