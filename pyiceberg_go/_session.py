@@ -72,6 +72,11 @@ def configure(
     ``PYICEBERG_*`` environment variables as they are at that moment.
     Values are turned into strings (``True`` -> ``"true"``).
 
+    ``conf={"spark.sql.session.timeZone": "Europe/Paris"}`` (or ``"session.timeZone"``)
+    sets the session time zone, UTC by default: timestamps without a time zone are
+    wall-clock times in it when written into ``timestamptz`` columns or compared with
+    them, as in Spark.
+
     Example::
 
         ig.configure(

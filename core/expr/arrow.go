@@ -173,7 +173,7 @@ func loadColumn(rec arrow.RecordBatch, c *colRef, src string) (*vec, error) {
 		}
 		mul, div := unitScale(a.DataType().(*arrow.Time64Type).Unit)
 		for i, x := range a.Time64Values() {
-			v.i[i] = int64(x) * mul / div
+			v.i[i] = floorDiv(int64(x)*mul, div)
 		}
 	case *array.Timestamp:
 		if v.k != kTS && v.k != kTSTZ {
@@ -181,7 +181,7 @@ func loadColumn(rec arrow.RecordBatch, c *colRef, src string) (*vec, error) {
 		}
 		mul, div := unitScale(a.DataType().(*arrow.TimestampType).Unit)
 		for i, x := range a.TimestampValues() {
-			v.i[i] = int64(x) * mul / div
+			v.i[i] = floorDiv(int64(x)*mul, div) // nanoseconds floored, as the write floors them
 		}
 	case *array.String:
 		if v.k != kString {

@@ -4,9 +4,9 @@ import "github.com/apache/iceberg-go"
 
 // AssignTo returns e converted for storing into a column of type t (UPDATE
 // SET, MERGE), following Spark's ANSI store-assignment policy: numeric to
-// numeric (overflow is an eval-time error), NULL to anything, date to
-// timestamp, timestamp <-> timestamptz; any other type change is a bind
-// error naming the column.
+// numeric (overflow is an eval-time error), NULL to anything, any of date,
+// timestamp and timestamptz to another (converted in the session time
+// zone); any other type change is a bind error naming the column.
 func (e *Expr) AssignTo(column string, t iceberg.Type) (*Expr, error) {
 	from := e.root.typ
 	if from.Equals(t) {
@@ -15,13 +15,12 @@ func (e *Expr) AssignTo(column string, t iceberg.Type) (*Expr, error) {
 	fk, tk := kindOf(from), kindOf(t)
 	ok := fk == kNull && tk != kOther ||
 		isNumeric(fk) && isNumeric(tk) ||
-		fk == kDate && (tk == kTS || tk == kTSTZ) ||
-		(fk == kTS || fk == kTSTZ) && (tk == kTS || tk == kTSTZ) ||
+		isTime(fk) && isTime(tk) ||
 		(fk == kBinary || fk == kFixed) && tk == kBinary
 	if !ok {
 		return nil, bindErr(e.src, e.root.pos, "cannot assign %s to column %q of type %s", describe(e.root), column, sqlType(t))
 	}
-	b := &binder{src: e.src}
+	b := &binder{src: e.src, zone: e.zone}
 	root, err := b.castTo(e.root, t)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // op is the operation of a bound node.
@@ -43,6 +44,9 @@ type bnode struct {
 	like    *matcher // opLike
 	hasElse bool     // opCase
 	pos     int
+	// zone is the session time zone of the casts and functions whose
+	// result depends on it (nil: UTC).
+	zone *tz.Zone
 }
 
 // colRef is a resolved column.
@@ -127,20 +131,30 @@ type Expr struct {
 	sc       *iceberg.Schema // the schema of scope 0
 	scopes   []Scope         // nil for Bind: one unnamed scope, sc
 	nullSafe bool            // e is a side of a null-safe Key (KeyRange admits NULL)
+	zone     *tz.Zone        // the session time zone it was bound in (nil: UTC)
 }
 
+// Option is a setting of binding.
+type Option func(*binder)
+
+// InZone binds in session time zone z (nil: UTC, the default): a TIMESTAMP
+// literal or a string without a zone is a wall-clock time there, and
+// conversions between timestamp (with zone), timestamp_ntz, date and
+// string, date_trunc, current_date and the fields of a timestamp use it.
+func InZone(z *tz.Zone) Option { return func(b *binder) { b.zone = z } }
+
 // Compile parses src and binds it to sc.
-func Compile(src string, sc *iceberg.Schema) (*Expr, error) {
+func Compile(src string, sc *iceberg.Schema, opts ...Option) (*Expr, error) {
 	n, err := Parse(src)
 	if err != nil {
 		return nil, err
 	}
-	return Bind(n, sc)
+	return Bind(n, sc, opts...)
 }
 
 // Bind resolves the columns of n against sc (case-insensitively) and type
 // checks it.
-func Bind(n Node, sc *iceberg.Schema) (e *Expr, err error) {
+func Bind(n Node, sc *iceberg.Schema, opts ...Option) (e *Expr, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, err = nil, bindErr(n.src(), 0, "internal error: %v", r)
@@ -150,11 +164,14 @@ func Bind(n Node, sc *iceberg.Schema) (e *Expr, err error) {
 		return nil, bindErr(n.src(), 0, "no schema to bind to")
 	}
 	b := &binder{src: n.src(), res: schemaResolver{sc: sc}}
+	for _, o := range opts {
+		o(b)
+	}
 	root, err := b.bind(n)
 	if err != nil {
 		return nil, err
 	}
-	return &Expr{src: n.src(), root: root, sc: sc}, nil
+	return &Expr{src: n.src(), root: root, sc: sc, zone: b.zone}, nil
 }
 
 // String returns e as canonical SQL text.
@@ -192,8 +209,9 @@ func (n *bnode) walk(f func(*bnode)) {
 }
 
 type binder struct {
-	src string
-	res resolver
+	src  string
+	res  resolver
+	zone *tz.Zone
 }
 
 func (b *binder) errf(pos int, format string, a ...any) error {
@@ -231,7 +249,7 @@ func (b *binder) bindAll(ns []Node) ([]*bnode, error) {
 func (b *binder) bind(n Node) (*bnode, error) {
 	switch n := n.(type) {
 	case *LiteralNode:
-		tv, err := literalValue(n)
+		tv, err := literalValue(n, b.zone)
 		if err != nil {
 			return nil, err
 		}
@@ -594,7 +612,7 @@ func (b *binder) castTo(n *bnode, t iceberg.Type) (*bnode, error) {
 	if n.typ.Equals(t) {
 		return n, nil
 	}
-	c := &bnode{op: opCast, typ: t, kids: []*bnode{n}, pos: n.pos}
+	c := &bnode{op: opCast, typ: t, kids: []*bnode{n}, pos: n.pos, zone: b.zone}
 	if n.op == opLit {
 		v, err := foldConst(c)
 		if err != nil {
@@ -707,7 +725,7 @@ func (b *binder) bindCall(n *CallNode) (*bnode, error) {
 		return nil
 	}
 	fn := func(t iceberg.Type, kids ...*bnode) *bnode {
-		return &bnode{op: opFunc, sub: n.Name, typ: t, kids: kids, pos: n.pos}
+		return &bnode{op: opFunc, sub: n.Name, typ: t, kids: kids, pos: n.pos, zone: b.zone}
 	}
 	wantKind := func(i int, t iceberg.Type, accept func(kind) bool) (*bnode, error) {
 		a := args[i]
@@ -857,7 +875,7 @@ func (b *binder) bindCall(n *CallNode) (*bnode, error) {
 		default:
 			return nil, b.errf(a.pos, "function %s: argument must be a date or timestamp, found %s", n.Name, describe(a))
 		}
-		return &bnode{op: opFunc, sub: name, typ: tInt, kids: []*bnode{a}, pos: n.pos}, nil
+		return &bnode{op: opFunc, sub: name, typ: tInt, kids: []*bnode{a}, pos: n.pos, zone: b.zone}, nil
 	case "date_trunc":
 		if err := arity(2, 2); err != nil {
 			return nil, err
@@ -870,26 +888,30 @@ func (b *binder) bindCall(n *CallNode) (*bnode, error) {
 		if !ok {
 			return nil, b.errf(f.pos, "function date_trunc: unknown unit %q", f.val.s)
 		}
+		// As Spark, the argument becomes a timestamp (with zone; a
+		// timestamp_ntz too), truncated in the session time zone.
 		a := args[1]
 		switch kindOf(a.typ) {
-		case kTS, kTSTZ:
-		case kNull, kDate, kString:
+		case kTSTZ:
+		case kNull, kDate, kString, kTS:
 			if a, err = b.castTo(b.nullOf(a, tTSTZ), tTSTZ); err != nil {
 				return nil, err
 			}
 		default:
 			return nil, b.errf(a.pos, "function date_trunc: argument 2 must be a timestamp, found %s", describe(a))
 		}
-		return &bnode{op: opFunc, sub: "date_trunc", typ: a.typ, kids: []*bnode{lit(value{s: unit}, tString, f.pos), a}, pos: n.pos}, nil
+		return &bnode{op: opFunc, sub: "date_trunc", typ: tTSTZ, kids: []*bnode{lit(value{s: unit}, tString, f.pos), a}, pos: n.pos, zone: b.zone}, nil
 	case "current_date", "current_timestamp", "now":
 		if err := arity(0, 0); err != nil {
 			return nil, err
 		}
-		now := time.Now().UTC()
+		now := time.Now().UnixMicro()
 		if n.Name == "current_date" {
-			return lit(value{i: now.Unix() / 86400}, tDate, n.pos), nil
+			// the date in the session time zone, as Spark's
+			wall, _ := b.zone.ToWall(now, 1_000_000)
+			return lit(value{i: floorDiv(wall, 86_400_000_000)}, tDate, n.pos), nil
 		}
-		return lit(value{i: now.UnixMicro()}, tTSTZ, n.pos), nil
+		return lit(value{i: now}, tTSTZ, n.pos), nil
 	}
 	return nil, b.errf(n.pos, "unknown function %q", n.Name)
 }

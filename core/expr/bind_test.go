@@ -158,6 +158,7 @@ func TestAssignTo(t *testing.T) {
 		{"ts", iceberg.PrimitiveTypes.Timestamp},
 		{"d", iceberg.DecimalTypeOf(5, 1)},
 		{"s", iceberg.PrimitiveTypes.String},
+		{"ts", iceberg.PrimitiveTypes.Date}, // Spark's ANSI store assignment casts it
 	}
 	for _, c := range ok {
 		e, err := Compile(c.src, sc)
@@ -180,7 +181,7 @@ func TestAssignTo(t *testing.T) {
 		{"s", iceberg.PrimitiveTypes.Int32},
 		{"i", iceberg.PrimitiveTypes.String},
 		{"b", iceberg.PrimitiveTypes.Int32},
-		{"ts", iceberg.PrimitiveTypes.Date},
+		{"dt", iceberg.PrimitiveTypes.Int32},
 	}
 	for _, c := range bad {
 		e, _ := Compile(c.src, sc)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/google/uuid"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // cast converts x to n.typ with Spark's ANSI rules: invalid input and
@@ -35,9 +36,10 @@ func (ev *evaluator) cast(n *bnode, x *vec, mask []bool) (*vec, error) {
 	}
 	switch {
 	case tk == kString:
+		conv := n.zone.Converter()
 		for i := range out.s {
 			if x.ok(i) {
-				out.s[i] = toText(x, i)
+				out.s[i] = toText(x, i, conv)
 			}
 		}
 	case fk == kString:
@@ -45,7 +47,7 @@ func (ev *evaluator) cast(n *bnode, x *vec, mask []bool) (*vec, error) {
 			if !x.ok(i) {
 				continue
 			}
-			v, ok := parseText(s, out)
+			v, ok := parseText(s, out, n.zone)
 			if !ok {
 				if err := invalid(i); err != nil {
 					return nil, err
@@ -194,14 +196,37 @@ func (ev *evaluator) cast(n *bnode, x *vec, mask []bool) (*vec, error) {
 			out.setRaw(i, v)
 		}
 	case isTime(fk) && isTime(tk):
+		// Between wall-clock values (date, timestamp_ntz) and instants
+		// (timestamp) in the session time zone, as Spark's casts.
+		conv := n.zone.Converter()
+		utc := n.zone.IsUTC()
 		for i, a := range x.i {
+			if !x.ok(i) {
+				continue
+			}
+			ok := true
 			switch {
+			case fk == kDate && tk == kTSTZ && !utc:
+				out.i[i] = conv.StartOfDay(a) * 1_000_000
 			case fk == kDate && tk != kDate:
 				out.i[i] = a * 86_400_000_000
+			case fk == kTSTZ && tk == kDate && !utc:
+				var w int64
+				w, ok = conv.ToWall(a, 1_000_000)
+				out.i[i] = floorDiv(w, 86_400_000_000)
 			case fk != kDate && tk == kDate:
 				out.i[i] = floorDiv(a, 86_400_000_000)
+			case fk == kTS && tk == kTSTZ && !utc:
+				out.i[i], ok = conv.ToInstant(a, 1_000_000)
+			case fk == kTSTZ && tk == kTS && !utc:
+				out.i[i], ok = conv.ToWall(a, 1_000_000)
 			default:
 				out.i[i] = a
+			}
+			if !ok {
+				if err := overflow(i); err != nil {
+					return nil, err
+				}
 			}
 		}
 	case isBytes(fk) && isBytes(tk):
@@ -244,8 +269,9 @@ func fits(v value, out *vec) bool {
 	return true
 }
 
-// parseText parses a string for a cast to out's type.
-func parseText(s string, out *vec) (value, bool) {
+// parseText parses a string for a cast to out's type; a timestamp without
+// a zone is a wall-clock time in zone.
+func parseText(s string, out *vec, zone *tz.Zone) (value, bool) {
 	t := strings.TrimSpace(s)
 	switch out.k {
 	case kBool:
@@ -305,11 +331,17 @@ func parseText(s string, out *vec) (value, bool) {
 		if d, ok := parseDate(t); ok {
 			return value{i: d}, true
 		}
-		if ts, ok := parseTimestamp(t, false); ok {
-			return value{i: floorDiv(ts, 86_400_000_000)}, true
+		// the date part of a timestamp text, whatever its zone
+		if wall, _, ok := parseTimestamp(t); ok {
+			return value{i: floorDiv(wall, 86_400_000_000)}, true
 		}
-	case kTS, kTSTZ:
-		if ts, ok := parseTimestamp(t, out.k == kTS); ok {
+	case kTS:
+		// a zone in the text is ignored, as Spark's cast to TIMESTAMP_NTZ does
+		if wall, _, ok := parseTimestamp(t); ok {
+			return value{i: wall}, true
+		}
+	case kTSTZ:
+		if ts, ok := instantOfText(t, zone); ok {
 			return value{i: ts}, true
 		}
 	case kTime:
@@ -326,8 +358,9 @@ func parseText(s string, out *vec) (value, bool) {
 	return value{}, false
 }
 
-// toText renders row i of x as Spark's cast to string does.
-func toText(x *vec, i int) string {
+// toText renders row i of x as Spark's cast to string does: a timestamp
+// (with zone) as the wall-clock time conv's zone shows.
+func toText(x *vec, i int, conv *tz.Converter) string {
 	switch x.k {
 	case kBool:
 		return strconv.FormatBool(x.b[i])
@@ -341,7 +374,12 @@ func toText(x *vec, i int) string {
 		return x.d[i].ToString(int32(scaleOf(x.t)))
 	case kDate:
 		return formatDate(x.i[i])
-	case kTS, kTSTZ:
+	case kTS:
+		return formatTS(x.i[i], false)
+	case kTSTZ:
+		if w, ok := conv.ToWall(x.i[i], 1_000_000); ok {
+			return formatTS(w, false)
+		}
 		return formatTS(x.i[i], false)
 	case kTime:
 		return formatTime(x.i[i])

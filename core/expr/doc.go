@@ -43,8 +43,10 @@
 //	'text'  "text"      string; '' or \' for a quote, \\ \n \t \r \0 escapes;
 //	                    \% and \_ keep their backslash (LIKE escapes)
 //	DATE '2024-01-31'
-//	TIMESTAMP '2024-01-31 10:00:00[.ffffff][Z|+hh:mm]'   timestamp with zone; no zone means UTC
-//	TIMESTAMP_NTZ '2024-01-31 10:00:00[.ffffff]'         timestamp without zone
+//	TIMESTAMP '2024-01-31 10:00:00[.ffffff][zone]'   timestamp with zone; the zone is Z, UTC, an
+//	                    offset (+01:00, -08, GMT+1) or a region (Europe/Paris); without one the text
+//	                    is a wall-clock time in the session time zone
+//	TIMESTAMP_NTZ '2024-01-31 10:00:00[.ffffff]'     timestamp without zone
 //	X'0AFF'             binary
 //	NULL  TRUE  FALSE
 //
@@ -103,9 +105,19 @@
 // than every other value; -0.0 equals 0.0. Strings and binaries compare
 // bytewise (UTF-8 order).
 //
-// Time zones: the session time zone is UTC. A timestamp (with zone) value
-// is an instant; timestamp_ntz is a wall-clock time. Converting between
-// them, from a date, or rendering as text uses UTC.
+// Time zones: a timestamp (with zone) value is an instant; timestamp_ntz is
+// a wall-clock time. The session time zone (InZone; UTC by default, Spark's
+// spark.sql.session.timeZone) decides, as in Spark, how they convert into
+// each other and from a date or text, how a timestamp renders as text, the
+// year ... second of a timestamp, date_trunc (which, as Spark's, takes and
+// returns a timestamp, truncating the wall-clock time) and current_date.
+// The rules are java.time's (package tz): a wall-clock time in a DST gap
+// moves forward by the gap's length, one in an overlap takes the earlier
+// offset, and a date starts at midnight or, when midnight is in a gap, when
+// the gap ends. A cast to timestamp_ntz ignores a zone in the text; a
+// cast to date takes the text's date. In a zone with DST, conversions
+// between the two timestamp types are not order-preserving, so comparisons
+// of a converted column with a literal are not used for pruning.
 //
 // # Typing
 //
@@ -135,8 +147,8 @@
 //
 // Store assignment (Expr.AssignTo, for UPDATE SET and MERGE) follows Spark's
 // ANSI policy: any numeric to any numeric (overflow is an evaluation
-// error), NULL to any type, date to timestamp/timestamp_ntz, timestamp <->
-// timestamp_ntz, binary/fixed to binary; anything else is a bind error
+// error), NULL to any type, any of date, timestamp and timestamp_ntz to
+// another (in the session time zone), binary/fixed to binary; anything else is a bind error
 // naming the target column.
 //
 // # Errors

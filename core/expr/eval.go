@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // evaluator evaluates bound nodes over one batch. Every node is evaluated
@@ -925,11 +926,22 @@ func (ev *evaluator) function(n *bnode, mask []bool) (*vec, error) {
 			out.s[i] = b.String()
 		}
 	case "year", "month", "day", "hour", "minute", "second":
+		conv := n.zone.Converter()
 		for i, x := range a.i {
+			if !a.ok(i) {
+				continue
+			}
 			var t time.Time
-			if a.k == kDate {
+			switch a.k {
+			case kDate:
 				t = time.Unix(x*86400, 0).UTC()
-			} else {
+			case kTSTZ:
+				// the fields of the wall-clock time in the session time zone
+				if w, ok := conv.ToWall(x, 1_000_000); ok {
+					x = w
+				}
+				t = time.UnixMicro(x).UTC()
+			default:
 				t = time.UnixMicro(x).UTC()
 			}
 			switch n.sub {
@@ -950,8 +962,11 @@ func (ev *evaluator) function(n *bnode, mask []bool) (*vec, error) {
 	case "date_trunc":
 		out.valid = args[1].valid
 		unit := n.kids[0].val.s
+		conv := n.zone.Converter()
 		for i, x := range args[1].i {
-			out.i[i] = truncMicros(x, unit)
+			if args[1].ok(i) {
+				out.i[i] = truncMicros(x, unit, conv)
+			}
 		}
 	default:
 		return nil, ev.fail(n, "unknown function %q", n.sub)
@@ -987,27 +1002,50 @@ func substringSQL(s string, pos, length int64, chars bool) string {
 	return s[start:end]
 }
 
-func truncMicros(us int64, unit string) int64 {
-	t := time.UnixMicro(us).UTC()
-	var r time.Time
-	switch unit {
-	case "year":
-		r = time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	case "quarter":
-		r = time.Date(t.Year(), (t.Month()-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC)
-	case "month":
-		r = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	case "week":
-		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		r = d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
-	case "day":
-		r = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	case "hour":
-		r = t.Truncate(time.Hour)
-	case "minute":
-		r = t.Truncate(time.Minute)
-	default:
-		r = t.Truncate(time.Second)
+// truncMicros is Spark's date_trunc of instant us in conv's zone
+// (DateTimeUtils.truncTimestamp): SECOND on the instant; MINUTE, HOUR and
+// DAY truncate the wall-clock time and keep the offset it had when that is
+// still valid (ZonedDateTime.truncatedTo); WEEK (to Monday), MONTH,
+// QUARTER and YEAR truncate the local date and take the start of that day.
+func truncMicros(us int64, unit string, conv *tz.Converter) int64 {
+	const second, minute, hour, day = 1_000_000, 60_000_000, 3_600_000_000, 86_400_000_000
+	if unit == "second" {
+		return us - floorMod(us, second)
 	}
-	return r.UnixMicro()
+	wall, ok := conv.ToWall(us, 1_000_000)
+	if !ok {
+		return us
+	}
+	off := (wall - us) / second
+	var w int64
+	switch unit {
+	case "minute":
+		w = wall - floorMod(wall, minute)
+	case "hour":
+		w = wall - floorMod(wall, hour)
+	case "day":
+		w = wall - floorMod(wall, day)
+	default:
+		t := time.UnixMicro(wall).UTC()
+		var d time.Time
+		switch unit {
+		case "year":
+			d = time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+		case "quarter":
+			d = time.Date(t.Year(), (t.Month()-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC)
+		case "month":
+			d = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+		default: // week
+			d = time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+			d = d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
+		}
+		return conv.StartOfDay(floorDiv(d.Unix(), 86400)) * second
+	}
+	r, ok := conv.ToInstantPreferring(w, 1_000_000, off)
+	if !ok {
+		return us
+	}
+	return r
 }
+
+func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }

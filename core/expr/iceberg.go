@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Iceberg returns an unbound iceberg-go expression implied by e: every row
@@ -67,7 +68,7 @@ func toIce(n *bnode, neg bool) iceberg.BooleanExpression {
 			}
 			return toIce(x, n.sub == "FALSE")
 		}
-		c, ok := colTerm(x)
+		c, _, ok := colTerm(x)
 		if !ok {
 			return all
 		}
@@ -78,7 +79,7 @@ func toIce(n *bnode, neg bool) iceberg.BooleanExpression {
 	case opIn:
 		return inToIce(n, neg == n.not)
 	case opLike:
-		c, ok := colTerm(n.kids[0])
+		c, _, ok := colTerm(n.kids[0])
 		if !ok || c.typ != nil && kindOf(c.typ) != kString || n.like == nil {
 			if n.like == nil {
 				return iceberg.AlwaysFalse{}
@@ -106,24 +107,27 @@ func toIce(n *bnode, neg bool) iceberg.BooleanExpression {
 }
 
 // colTerm returns the column of n when n is a column of scope 0, possibly
-// under a widening cast whose literal can be converted back exactly.
-// Columns of other scopes (MERGE's source) are unknown to pruning.
-func colTerm(n *bnode) (*colRef, bool) {
+// under a widening cast whose literal can be converted back exactly, and
+// the session time zone of that cast (for litFor). Columns of other
+// scopes (MERGE's source) are unknown to pruning.
+func colTerm(n *bnode) (*colRef, *tz.Zone, bool) {
 	if n.op == opCol && n.col.scope == 0 {
-		return n.col, true
+		return n.col, nil, true
 	}
-	if n.op == opCast && n.kids[0].op == opCol && n.kids[0].col.scope == 0 && exactCast(n.kids[0].typ, n.typ) {
-		return n.kids[0].col, true
+	if n.op == opCast && n.kids[0].op == opCol && n.kids[0].col.scope == 0 && exactCast(n.kids[0].typ, n.typ, n.zone) {
+		return n.kids[0].col, n.zone, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
-// exactCast reports whether casting from a to b is injective and
-// order-preserving wherever it succeeds, so that a comparison of the cast
-// column with a literal is the same comparison of the column with the
-// literal converted back. (long to double, say, is not: two longs can map
-// to one double.)
-func exactCast(a, b iceberg.Type) bool {
+// exactCast reports whether casting from a to b (in session time zone
+// zone) is injective and order-preserving wherever it succeeds, so that a
+// comparison of the cast column with a literal is the same comparison of
+// the column with the literal converted back. (long to double, say, is
+// not: two longs can map to one double; nor is timestamp_ntz to timestamp
+// in a zone with DST: a wall-clock time in a gap maps to the instant of
+// one an hour later.)
+func exactCast(a, b iceberg.Type, zone *tz.Zone) bool {
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
 	case isIntegral(ka) && isIntegral(kb):
@@ -139,14 +143,23 @@ func exactCast(a, b iceberg.Type) bool {
 	case ka == kDecimal && kb == kDecimal:
 		return scaleOf(b) >= scaleOf(a) && precOf(b)-scaleOf(b) >= precOf(a)-scaleOf(a)
 	case isTime(ka) && isTime(kb):
-		return !(ka != kDate && kb == kDate)
+		return !(ka != kDate && kb == kDate) && (zone.Fixed() || !shiftsZone(ka, kb))
 	}
 	return false
 }
 
-// monotoneCast reports whether casting from a to b preserves order (so that
-// bounds map through it) and is exact.
-func monotoneCast(a, b iceberg.Type) bool {
+// shiftsZone reports whether a cast between time kinds converts between
+// wall-clock times and instants in the session time zone.
+func shiftsZone(from, to kind) bool {
+	return (from == kTSTZ) != (to == kTSTZ)
+}
+
+// monotoneCast reports whether casting from a to b (in session time zone
+// zone) preserves order (so that bounds map through it) and is exact.
+// timestamp_ntz to timestamp is not in a zone with DST (02:50 in a
+// one-hour gap becomes 03:50, after 03:10), nor timestamp to timestamp_ntz
+// (an overlap shows its hour twice); a date's start is.
+func monotoneCast(a, b iceberg.Type, zone *tz.Zone) bool {
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
 	case isIntegral(ka) && (isIntegral(kb) || kb == kDecimal || kb == kDouble || kb == kFloat):
@@ -156,22 +169,22 @@ func monotoneCast(a, b iceberg.Type) bool {
 	case ka == kDecimal && (kb == kDecimal || kb == kDouble || kb == kFloat):
 		return true
 	case isTime(ka) && isTime(kb) && !(ka != kDate && kb == kDate):
-		return true
+		return zone.Fixed() || ka == kDate || !shiftsZone(ka, kb)
 	}
 	return false
 }
 
-// litFor converts v (of type from) to the column type to, exactly; false when
-// the value has no exact counterpart.
-func litFor(v value, from, to iceberg.Type) (value, bool) {
+// litFor converts v (of type from) to the column type to, exactly, in
+// session time zone zone; false when the value has no exact counterpart.
+func litFor(v value, from, to iceberg.Type, zone *tz.Zone) (value, bool) {
 	if from.Equals(to) {
 		return v, true
 	}
-	back, err := foldConst(&bnode{op: opCast, typ: to, kids: []*bnode{lit(v, from, 0)}})
+	back, err := foldConst(&bnode{op: opCast, typ: to, kids: []*bnode{lit(v, from, 0)}, zone: zone})
 	if err != nil || back.null {
 		return value{}, false
 	}
-	again, err := foldConst(&bnode{op: opCast, typ: from, kids: []*bnode{lit(back, to, 0)}})
+	again, err := foldConst(&bnode{op: opCast, typ: from, kids: []*bnode{lit(back, to, 0)}, zone: zone})
 	if err != nil || again.null || cmpValues(kindOf(from), again, v) != 0 {
 		return value{}, false
 	}
@@ -219,7 +232,7 @@ func cmpToIce(n *bnode, neg bool) iceberg.BooleanExpression {
 	if l.op == opLit {
 		l, r, o = r, l, flipOp[o]
 	}
-	c, ok := colTerm(l)
+	c, zone, ok := colTerm(l)
 	if !ok || r.op != opLit {
 		return all
 	}
@@ -241,7 +254,7 @@ func cmpToIce(n *bnode, neg bool) iceberg.BooleanExpression {
 	} else if neg {
 		o = negOp[o]
 	}
-	v, ok := litFor(r.val, r.typ, c.typ)
+	v, ok := litFor(r.val, r.typ, c.typ, zone)
 	if !ok {
 		return all
 	}
@@ -280,7 +293,7 @@ func cmpToIce(n *bnode, neg bool) iceberg.BooleanExpression {
 // inToIce converts x IN (...) when in is true, or x NOT IN (...) otherwise.
 func inToIce(n *bnode, in bool) iceberg.BooleanExpression {
 	all := iceberg.AlwaysTrue{}
-	c, ok := colTerm(n.kids[0])
+	c, zone, ok := colTerm(n.kids[0])
 	if !ok {
 		return all
 	}
@@ -297,7 +310,7 @@ func inToIce(n *bnode, in bool) iceberg.BooleanExpression {
 			}
 			continue
 		}
-		v, ok := litFor(e.val, e.typ, c.typ)
+		v, ok := litFor(e.val, e.typ, c.typ, zone)
 		if !ok || isFloat && math.IsNaN(v.f) {
 			return all
 		}

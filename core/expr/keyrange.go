@@ -32,7 +32,7 @@ func KeyRange(target *Expr, values arrow.Array) (out iceberg.BooleanExpression) 
 	if target == nil || values == nil {
 		return iceberg.AlwaysTrue{}
 	}
-	c, ok := colTerm(target.root)
+	c, zone, ok := colTerm(target.root)
 	if !ok {
 		return iceberg.AlwaysTrue{}
 	}
@@ -59,7 +59,7 @@ func KeyRange(target *Expr, values arrow.Array) (out iceberg.BooleanExpression) 
 		}
 		// a value with no exact counterpart in the column's type equals no
 		// column value (the cast is injective, see exactCast)
-		cv, ok := litFor(x, t, c.typ)
+		cv, ok := litFor(x, t, c.typ, zone)
 		if !ok {
 			continue
 		}

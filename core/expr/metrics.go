@@ -217,9 +217,16 @@ func (j *fileJudge) column(c *colRef) absVal {
 func monotoneNode(n *bnode) bool {
 	switch n.op {
 	case opCast:
-		return monotoneCast(n.kids[0].typ, n.typ)
+		return monotoneCast(n.kids[0].typ, n.typ, n.zone)
 	case opFunc:
-		return n.sub == "year" || n.sub == "date_trunc"
+		// In a zone with DST the wall-clock time of instants goes back
+		// at each overlap; take nothing for granted there.
+		switch n.sub {
+		case "year":
+			return kindOf(n.kids[0].typ) != kTSTZ || n.zone.Fixed()
+		case "date_trunc":
+			return n.zone.Fixed()
+		}
 	}
 	return false
 }

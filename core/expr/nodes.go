@@ -11,7 +11,14 @@ func (n *ColumnNode) String() string {
 }
 
 func (n *LiteralNode) String() string {
-	tv, err := literalValue(n)
+	if n.Kind == litTimestamp {
+		// Without a zone its instant depends on the session time zone:
+		// keep it a wall-clock time.
+		if wall, ok := wallOfText(n.Text); ok {
+			return "TIMESTAMP '" + formatTS(wall, false) + "'"
+		}
+	}
+	tv, err := literalValue(n, nil)
 	if err != nil {
 		return n.Text
 	}

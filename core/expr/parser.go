@@ -428,7 +428,7 @@ func (p *parser) parsePrimary() (Node, error) {
 				p.next()
 				kind := map[string]litKind{"DATE": litDate, "TIMESTAMP": litTimestamp, "TIMESTAMP_LTZ": litTimestamp, "TIMESTAMP_NTZ": litTimestampNTZ, "X": litBinary}[up]
 				lit := &LiteralNode{mk(p, t.pos), kind, nx.text}
-				if _, err := literalValue(lit); err != nil {
+				if _, err := literalValue(lit, nil); err != nil {
 					return nil, err
 				}
 				return lit, nil
@@ -495,7 +495,7 @@ func (p *parser) numberLit(t token) (Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := literalValue(lit.(*LiteralNode)); err != nil {
+	if _, err := literalValue(lit.(*LiteralNode), nil); err != nil {
 		return nil, err
 	}
 	return lit, nil

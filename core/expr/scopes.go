@@ -16,12 +16,12 @@ type Scope struct {
 }
 
 // CompileScopes parses src and binds it against scopes (see BindScopes).
-func CompileScopes(src string, scopes []Scope) (*Expr, error) {
+func CompileScopes(src string, scopes []Scope, opts ...Option) (*Expr, error) {
 	n, err := Parse(src)
 	if err != nil {
 		return nil, err
 	}
-	return BindScopes(n, scopes)
+	return BindScopes(n, scopes, opts...)
 }
 
 // BindScopes binds n against several inputs, scope k being the k-th batch
@@ -31,7 +31,7 @@ func CompileScopes(src string, scopes []Scope) (*Expr, error) {
 // a scope name and a top-level struct column, the scope wins, as in Spark;
 // the struct column is used only when the scope has no such column. Two
 // scopes may not share a name.
-func BindScopes(n Node, scopes []Scope) (e *Expr, err error) {
+func BindScopes(n Node, scopes []Scope, opts ...Option) (e *Expr, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, err = nil, bindErr(n.src(), 0, "internal error: %v", r)
@@ -61,11 +61,14 @@ func BindScopes(n Node, scopes []Scope) (e *Expr, err error) {
 		res.quals = append(res.quals, quals)
 	}
 	b := &binder{src: n.src(), res: res}
+	for _, o := range opts {
+		o(b)
+	}
 	root, err := b.bind(n)
 	if err != nil {
 		return nil, err
 	}
-	return &Expr{src: n.src(), root: root, sc: scopes[0].Schema, scopes: slices.Clone(scopes)}, nil
+	return &Expr{src: n.src(), root: root, sc: scopes[0].Schema, scopes: slices.Clone(scopes), zone: b.zone}, nil
 }
 
 // scopeResolver resolves names against several schemas (BindScopes).
@@ -271,8 +274,8 @@ func (e *Expr) key(c *bnode) (Key, bool) {
 	}
 	ns := c.sub == "<=>"
 	return Key{
-		Target:   &Expr{src: e.src, root: rescope(l), sc: e.scopes[0].Schema, nullSafe: ns},
-		Source:   &Expr{src: e.src, root: rescope(r), sc: e.scopes[1].Schema, nullSafe: ns},
+		Target:   &Expr{src: e.src, root: rescope(l), sc: e.scopes[0].Schema, nullSafe: ns, zone: e.zone},
+		Source:   &Expr{src: e.src, root: rescope(r), sc: e.scopes[1].Schema, nullSafe: ns, zone: e.zone},
 		NullSafe: ns,
 	}, true
 }

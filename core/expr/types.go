@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // kind is the evaluation class of an Iceberg primitive type.
@@ -186,7 +187,7 @@ var nullValue = value{null: true}
 
 var (
 	reDate = regexp.MustCompile(`^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$`)
-	reTS   = regexp.MustCompile(`^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?\s*(Z|UTC|[+-]\d{1,2}(?::?\d{2})?)?\s*$`)
+	reTS   = regexp.MustCompile(`^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?\s*(\S.*?)?\s*$`)
 	reTime = regexp.MustCompile(`^\s*(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?\s*$`)
 )
 
@@ -214,44 +215,50 @@ func parseDate(s string) (int64, bool) {
 	return t.Unix() / 86400, true
 }
 
-// parseTimestamp parses a timestamp; a value without a zone is read as UTC
-// (the session time zone). ntz rejects an explicit zone.
-func parseTimestamp(s string, ntz bool) (int64, bool) {
+// parseTimestamp parses a timestamp text: its wall-clock time (micros
+// since 1970-01-01 00:00) and the zone it names (Z, UTC, +01:00,
+// Europe/Paris, ... as the session time zone's ids; nil when it names none).
+func parseTimestamp(s string) (wall int64, zone *tz.Zone, ok bool) {
 	m := reTS.FindStringSubmatch(s)
 	if m == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	y, mo, d := atoi(m[1]), atoi(m[2]), atoi(m[3])
 	h, mi, sec := atoi(m[4]), atoi(m[5]), atoi(m[6])
 	if h > 23 || mi > 59 || sec > 59 {
-		return 0, false
+		return 0, nil, false
 	}
 	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
 	if t.Year() != y || int(t.Month()) != mo || t.Day() != d {
+		return 0, nil, false
+	}
+	if m[8] != "" {
+		z, err := tz.Parse(m[8])
+		if err != nil {
+			return 0, nil, false
+		}
+		zone = z
+	}
+	return t.Unix()*1_000_000 + fracMicros(m[7]), zone, true
+}
+
+// instantOfText parses a timestamp text as an instant: in the zone the
+// text names, else a wall-clock time in zone (the session time zone).
+func instantOfText(s string, zone *tz.Zone) (int64, bool) {
+	wall, own, ok := parseTimestamp(s)
+	if !ok {
 		return 0, false
 	}
-	us := t.Unix()*1_000_000 + fracMicros(m[7])
-	if z := m[8]; z != "" && z != "Z" && z != "UTC" {
-		if ntz {
-			return 0, false
-		}
-		sign := int64(1)
-		if z[0] == '-' {
-			sign = -1
-		}
-		z = strings.ReplaceAll(z[1:], ":", "")
-		var zh, zm int
-		if len(z) <= 2 {
-			zh = atoi(z)
-		} else {
-			zh, zm = atoi(z[:len(z)-2]), atoi(z[len(z)-2:])
-		}
-		if zh > 18 || zm > 59 {
-			return 0, false
-		}
-		us -= sign * int64(zh*3600+zm*60) * 1_000_000
+	if own == nil {
+		own = zone
 	}
-	return us, true
+	return own.ToInstant(wall, 1_000_000)
+}
+
+// wallOfText parses a timestamp text without a zone as a wall-clock time.
+func wallOfText(s string) (int64, bool) {
+	wall, own, ok := parseTimestamp(s)
+	return wall, ok && own == nil
 }
 
 func parseTime(s string) (int64, bool) {
@@ -314,8 +321,9 @@ func ratToDecimal(r *big.Rat, scale int) (decimal128.Num, bool) {
 	return decimal128.FromBigInt(q), true
 }
 
-// literalValue computes a literal's value and type.
-func literalValue(l *LiteralNode) (tv typedValue, err error) {
+// literalValue computes a literal's value and type; a TIMESTAMP literal
+// without a zone is a wall-clock time in zone (nil: UTC).
+func literalValue(l *LiteralNode, zone *tz.Zone) (tv typedValue, err error) {
 	fail := func(format string, a ...any) (typedValue, error) {
 		return typedValue{}, syntaxErr(l.text, l.pos, format, a...)
 	}
@@ -373,13 +381,16 @@ func literalValue(l *LiteralNode) (tv typedValue, err error) {
 			return fail("invalid date literal '%s'", txt)
 		}
 		return typedValue{value{i: d}, tDate}, nil
-	case litTimestamp, litTimestampNTZ:
-		ts, ok := parseTimestamp(txt, l.Kind == litTimestampNTZ)
+	case litTimestampNTZ:
+		ts, ok := wallOfText(txt)
 		if !ok {
 			return fail("invalid timestamp literal '%s'", txt)
 		}
-		if l.Kind == litTimestampNTZ {
-			return typedValue{value{i: ts}, tTS}, nil
+		return typedValue{value{i: ts}, tTS}, nil
+	case litTimestamp:
+		ts, ok := instantOfText(txt, zone)
+		if !ok {
+			return fail("invalid timestamp literal '%s'", txt)
 		}
 		return typedValue{value{i: ts}, tTSTZ}, nil
 	case litBinary:

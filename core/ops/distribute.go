@@ -119,7 +119,7 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 		return written{}, err
 	}
 	mem := memory.DefaultAllocator
-	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering}, mem)
+	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering, Zone: p.eff.Zone}, mem)
 	if err != nil {
 		return written{}, err
 	}

@@ -399,7 +399,8 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 	tScope := expr.Scope{Names: targetNames, Schema: p.schema}
 	sScope := expr.Scope{Names: sourceNames, Schema: srcSchema}
 	both := []expr.Scope{tScope, sScope}
-	if m.on, err = expr.CompileScopes(spec.On, both); err != nil {
+	inZone := expr.InZone(p.eff.Zone)
+	if m.on, err = expr.CompileScopes(spec.On, both, inZone); err != nil {
 		return fail(err)
 	}
 	if !m.on.IsPredicate() {
@@ -417,7 +418,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 		}
 		mc := mergeClause{when: c.When, action: c.Action, set: map[int]*expr.Expr{}, copy: map[int]int{}}
 		if strings.TrimSpace(c.Condition) != "" {
-			if mc.cond, err = expr.CompileScopes(c.Condition, scopes); err != nil {
+			if mc.cond, err = expr.CompileScopes(c.Condition, scopes, inZone); err != nil {
 				return fail(err)
 			}
 			if !mc.cond.IsPredicate() {
@@ -453,7 +454,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 			if _, dup := mc.set[idx]; dup {
 				return fail(fmt.Errorf("%w: merge clause %d sets column %q twice", errs.ErrInvalidArgument, i, col))
 			}
-			v, err := expr.CompileScopes(text, scopes)
+			v, err := expr.CompileScopes(text, scopes, inZone)
 			if err == nil {
 				f := p.schema.Field(idx)
 				v, err = v.AssignTo(f.Name, f.Type)

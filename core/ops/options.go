@@ -8,10 +8,11 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // writeOptionToProperty maps write options to the table property they
-// override (SEMANTICS.md "Options and their precedence").
+// override (precedence: resolveOptions).
 var writeOptionToProperty = map[string]string{
 	"target-file-size-bytes": "write.target-file-size-bytes",
 	"compression-codec":      "write.parquet.compression-codec",
@@ -46,6 +47,11 @@ type Effective struct {
 	WapID, WapBranch string
 	// MergeSchema is the mergeSchema write option (Spark's schema merge).
 	MergeSchema bool
+	// Zone is the session time zone (spark.sql.session.timeZone or
+	// session.timeZone, UTC by default): how timestamps without a time
+	// zone and instants convert into each other, in the data written and
+	// in filters and values.
+	Zone *tz.Zone
 }
 
 // resolveOptions applies the precedence write option > session
@@ -55,6 +61,11 @@ func resolveOptions(tableProps, sessionConf, options map[string]string) (Effecti
 	if e.Props == nil {
 		e.Props = map[string]string{}
 	}
+	zone, err := tz.FromConf(sessionConf)
+	if err != nil {
+		return e, err
+	}
+	e.Zone = zone
 	for _, layer := range []struct {
 		name string
 		m    map[string]string

@@ -19,6 +19,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Row-level modes (write.delete.mode, write.update.mode).
@@ -68,7 +69,7 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 	if op == request.OpUpdate && strings.TrimSpace(text) == "" {
 		text = "true"
 	}
-	f, err := expr.Compile(text, p.schema)
+	f, err := expr.Compile(text, p.schema, expr.InZone(p.eff.Zone))
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 	}
 	fl := &filtered{w: w, p: p, op: op, filter: f, rewrites: map[string]rewrite{}}
 	if op == request.OpUpdate {
-		if fl.sets, err = compileSets(w.req.Set, p.schema); err != nil {
+		if fl.sets, err = compileSets(w.req.Set, p.schema, p.eff.Zone); err != nil {
 			return nil, err
 		}
 	}
@@ -186,7 +187,7 @@ func tableIsolation(props map[string]string, key string) (string, error) {
 }
 
 // compileSets binds update's assignments to top-level columns of sc.
-func compileSets(set map[string]string, sc *iceberg.Schema) ([]assignment, error) {
+func compileSets(set map[string]string, sc *iceberg.Schema, zone *tz.Zone) ([]assignment, error) {
 	var out []assignment
 	seen := map[int]string{}
 	for col, text := range set {
@@ -207,7 +208,7 @@ func compileSets(set map[string]string, sc *iceberg.Schema) ([]assignment, error
 		}
 		seen[idx] = col
 		field := sc.Field(idx)
-		e, err := expr.Compile(text, sc)
+		e, err := expr.Compile(text, sc, expr.InZone(zone))
 		if err != nil {
 			return nil, err
 		}

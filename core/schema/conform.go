@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Options are the write options that change schema validation. Callers
@@ -22,6 +23,11 @@ type Options struct {
 	// CheckOrdering rejects struct fields whose relative order differs from
 	// the table's.
 	CheckOrdering bool
+	// Zone is the session time zone: timestamps without a time zone
+	// written into a timestamptz column are wall-clock times in it, and
+	// instants written into a timestamp column become its wall-clock
+	// times (Spark's casts). nil is UTC.
+	Zone *tz.Zone
 }
 
 // conv converts one input array to the table's Arrow type. The result has
@@ -288,12 +294,15 @@ func primitiveFits(from, to iceberg.Type, in arrow.DataType) bool {
 		return true
 	}
 	switch to.(type) {
-	case iceberg.TimestampNsType:
-		_, ok := from.(iceberg.TimestampType)
-		return ok
-	case iceberg.TimestampTzNsType:
-		_, ok := from.(iceberg.TimestampTzType)
-		return ok
+	case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.TimestampNsType, iceberg.TimestampTzNsType, iceberg.DateType:
+		// Dates and timestamps of any unit, with or without a time zone,
+		// fit each other's columns, converted in the session time zone as
+		// Spark's ANSI store assignment casts them.
+		switch from.(type) {
+		case iceberg.TimestampType, iceberg.TimestampTzType, iceberg.DateType:
+			return true
+		}
+		return false
 	case iceberg.UUIDType:
 		fb, ok := in.(*arrow.FixedSizeBinaryType)
 		return ok && fb.ByteWidth == 16

@@ -175,13 +175,27 @@ func (p *planner) leaf(path string, in, out arrow.DataType) (conv, error) {
 	}
 	switch it := in.(type) {
 	case *arrow.TimestampType:
-		mul, div := ratio(it.Unit, out.(*arrow.TimestampType).Unit)
+		if _, ok := out.(*arrow.Date32Type); ok {
+			return timestampToDate(p, path, it, out), nil
+		}
+		ot := out.(*arrow.TimestampType)
+		mul, div := ratio(it.Unit, ot.Unit)
+		if (it.TimeZone == "") != (ot.TimeZone == "") && !p.opts.Zone.IsUTC() {
+			return zoneShift(p, path, out, mul, div, it.TimeZone == ""), nil
+		}
 		if mul == 1 && div == 1 {
 			return retype(out), nil // only the time zone spelling differs
 		}
 		return rescaler[int64, int64](p, path, out, mul, div, math.MinInt64, math.MaxInt64), nil
 	case *arrow.Date64Type:
+		if ot, ok := out.(*arrow.TimestampType); ok {
+			return dateToTimestamp[int64](p, path, ot, 86_400_000), nil
+		}
 		return rescaler[int64, int32](p, path, out, 1, 86_400_000, math.MinInt32, math.MaxInt32), nil
+	case *arrow.Date32Type:
+		if ot, ok := out.(*arrow.TimestampType); ok {
+			return dateToTimestamp[int32](p, path, ot, 1), nil
+		}
 	case *arrow.Time32Type:
 		mul, div := ratio(it.Unit, arrow.Microsecond)
 		return rescaler[int32, int64](p, path, out, mul, div, math.MinInt64, math.MaxInt64), nil
@@ -343,21 +357,8 @@ func rescaler[I, O int32 | int64](p *planner, path string, out arrow.DataType, m
 			if !valid(i) {
 				continue
 			}
-			v := int64(src[i])
-			if mul != 1 {
-				if v > math.MaxInt64/mul || v < math.MinInt64/mul {
-					return nil, outOfRange(path, v, a.DataType(), out)
-				}
-				v *= mul
-			}
-			if div != 1 {
-				q := v / div
-				if v%div != 0 && v < 0 {
-					q-- // floor, not truncation toward zero
-				}
-				v = q
-			}
-			if v < lo || v > hi {
+			v, ok := rescale(int64(src[i]), mul, div)
+			if !ok || v < lo || v > hi {
 				return nil, outOfRange(path, int64(src[i]), a.DataType(), out)
 			}
 			dst[i] = O(v)
@@ -366,8 +367,134 @@ func rescaler[I, O int32 | int64](p *planner, path string, out arrow.DataType, m
 	}
 }
 
+// rescale returns floor(v*mul/div); false when v*mul overflows.
+func rescale(v, mul, div int64) (int64, bool) {
+	if mul != 1 {
+		if v > math.MaxInt64/mul || v < math.MinInt64/mul {
+			return 0, false
+		}
+		v *= mul
+	}
+	if div != 1 {
+		q := v / div
+		if v%div != 0 && v < 0 {
+			q-- // floor, not truncation toward zero
+		}
+		v = q
+	}
+	return v, true
+}
+
+// zoneShift converts timestamps between wall-clock times (no time zone)
+// and instants (a time zone) in the session time zone, after rescaling
+// them to out's unit as rescaler does: toInstant reads wall-clock times as
+// Spark's cast from TIMESTAMP_NTZ to TIMESTAMP does (a time in a DST gap
+// moves forward by the gap, one in an overlap takes the earlier offset),
+// else instants become the wall-clock time they show in the zone.
+func zoneShift(p *planner, path string, out arrow.DataType, mul, div int64, toInstant bool) conv {
+	perSec := 1_000_000_000 / unitNanos(out.(*arrow.TimestampType).Unit)
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[int64](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * 8)
+		defer buf.Release()
+		dst := arrow.GetData[int64](buf.Bytes())
+		valid := validity(d)
+		c := p.opts.Zone.Converter()
+		for i := off; i < off+n; i++ {
+			if !valid(i) {
+				continue
+			}
+			v, ok := rescale(src[i], mul, div)
+			if ok && toInstant {
+				v, ok = c.ToInstant(v, perSec)
+			} else if ok {
+				v, ok = c.ToWall(v, perSec)
+			}
+			if !ok {
+				return nil, fmt.Errorf("column '%s': value %d of %s is out of range for %s in time zone %s: %w",
+					path, src[i], a.DataType(), out, p.opts.Zone, errs.ErrValidation)
+			}
+			dst[i] = v
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
+}
+
 func outOfRange(path string, v int64, from, to arrow.DataType) error {
 	return fmt.Errorf("column '%s': value %d of %s is out of range for %s: %w", path, v, from, to, errs.ErrValidation)
+}
+
+// dateToTimestamp converts dates (days, or milliseconds when perDay is
+// 86_400_000; date64 values are floored to days) to timestamps of type out
+// as Spark casts DATE: midnight without a time zone, the day's first
+// instant in the session time zone with one (midnight, or the end of a DST
+// gap midnight falls in).
+func dateToTimestamp[I int32 | int64](p *planner, path string, out *arrow.TimestampType, perDay int64) conv {
+	perSec := 1_000_000_000 / unitNanos(out.Unit)
+	zoned := out.TimeZone != "" && !p.opts.Zone.IsUTC()
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[I](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * 8)
+		defer buf.Release()
+		dst := arrow.GetData[int64](buf.Bytes())
+		valid := validity(d)
+		c := p.opts.Zone.Converter()
+		for i := off; i < off+n; i++ {
+			if !valid(i) {
+				continue
+			}
+			day, _ := rescale(int64(src[i]), 1, perDay)
+			sec := day * 86400
+			if zoned {
+				sec = c.StartOfDay(day)
+			}
+			v, ok := rescale(sec, perSec, 1)
+			if !ok {
+				return nil, outOfRange(path, int64(src[i]), a.DataType(), out)
+			}
+			dst[i] = v
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
+}
+
+// timestampToDate converts timestamps to dates as Spark casts them: the
+// date of the wall-clock time, an instant's in the session time zone.
+func timestampToDate(p *planner, path string, in *arrow.TimestampType, out arrow.DataType) conv {
+	perSec := 1_000_000_000 / unitNanos(in.Unit)
+	zoned := in.TimeZone != "" && !p.opts.Zone.IsUTC()
+	return func(a arrow.Array) (arrow.Array, error) {
+		d := a.Data()
+		off, n := d.Offset(), d.Len()
+		src := values[int64](d.Buffers()[1])
+		buf := memory.NewResizableBuffer(p.mem)
+		buf.Resize((off + n) * 4)
+		defer buf.Release()
+		dst := arrow.GetData[int32](buf.Bytes())
+		valid := validity(d)
+		c := p.opts.Zone.Converter()
+		for i := off; i < off+n; i++ {
+			if !valid(i) {
+				continue
+			}
+			v, ok := src[i], true
+			if zoned {
+				v, ok = c.ToWall(v, perSec)
+			}
+			day, _ := rescale(v, 1, perSec*86400)
+			if !ok || day < math.MinInt32 || day > math.MaxInt32 {
+				return nil, outOfRange(path, src[i], a.DataType(), out)
+			}
+			dst[i] = int32(day)
+		}
+		return build(out, d, []*memory.Buffer{d.Buffers()[0], buf}, nil), nil
+	}
 }
 
 // widenDecimal converts decimal32/decimal64 values to decimal128 of the same

@@ -1,6 +1,6 @@
 // Package schema turns users' Arrow data into Iceberg schemas and casts Arrow
 // batches to a table's write schema, following Spark's DataFrameWriterV2 rules
-// (SEMANTICS.md "append" and "Table lifecycle").
+// for append and for creating tables.
 //
 // # Arrow types and the Iceberg type they become
 //
@@ -64,7 +64,18 @@
 //     int column, large_string into string, date64 into date).
 //     fixed_size_binary(16) is accepted for a uuid column. A null-typed column
 //     fits any column as all nulls. Anything else (long->int, string->int,
-//     timestamp->timestamptz, ...) is an error naming the column and both types.
+//     int->timestamp, ...) is an error naming the column and both types.
+//   - Dates and timestamps with and without a time zone fit date, timestamp
+//     and timestamptz columns alike, converted in the session time zone
+//     (Options.Zone, UTC when nil) as Spark's ANSI store assignment casts
+//     them: a value without a zone written into timestamptz is a wall-clock
+//     time there (one in a DST gap moves forward by the gap's length, one in
+//     an overlap takes the earlier offset); an instant written into
+//     timestamp becomes the wall-clock time it shows there, whatever zone
+//     its Arrow type names; a date is midnight (into timestamptz: the day's
+//     first instant, the end of the gap when midnight falls in one); a
+//     timestamp into date is its wall-clock date. Nanoseconds are floored to
+//     microseconds first.
 //   - check-nullability (default on): a nullable input field, list element or
 //     map value written into a required one is an error. Whatever the option,
 //     a null that reaches a required field at write time is an error.
