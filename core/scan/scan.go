@@ -30,6 +30,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Read plans a read of req.Table and returns a stream of its rows. Buffers
@@ -75,11 +76,16 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	}
 	var filter *expr.Expr
 	if strings.TrimSpace(req.Filter) != "" {
+		// Literals and casts in the filter follow the session time zone.
+		zone, err := tz.FromConf(s.Conf())
+		if err != nil {
+			return nil, err
+		}
 		node, err := expr.Parse(req.Filter)
 		if err != nil {
 			return nil, err
 		}
-		if filter, err = expr.Bind(node, sc); err != nil {
+		if filter, err = expr.Bind(node, sc, expr.InZone(zone)); err != nil {
 			return nil, err
 		}
 		if !filter.IsPredicate() {

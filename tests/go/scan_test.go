@@ -164,3 +164,31 @@ func TestScanOfATableWithoutSnapshots(t *testing.T) {
 		t.Fatalf("ids %v names %v err %v", ids, names, err)
 	}
 }
+
+// A TIMESTAMP literal in a scan filter is a wall time in the session time
+// zone, as in every other filter.
+func TestScanFilterLiteralsFollowTheSessionZone(t *testing.T) {
+	e := newEnv(t)
+	mustWrite(t, e.session(t), request.Request{Op: request.OpCreate, Table: "local.db.z"}, rowsReader(t, 0, 50, 1))
+	// ts = tsBase + id*5h (UTC); tsBase is 2023-11-14 22:13:20 UTC.
+	cut := "TIMESTAMP '2023-11-15 12:00:00'"
+	for _, tc := range []struct {
+		zone  string
+		cutUS int64 // the cut as an instant, µs since the epoch
+	}{{"UTC", 1700049600_000000}, {"America/New_York", 1700049600_000000 + 5*3600_000000}} {
+		s := e.sessionWithConf(t, map[string]string{"spark.sql.session.timeZone": tc.zone})
+		rdr, err := scan.Read(ctxT(t), s, &request.Request{Op: request.OpScan, Table: "local.db.z", Filter: "ts < " + cut, Columns: []string{"id"}}, memory.DefaultAllocator, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rdr.Next() {
+			n += int(rdr.RecordBatch().NumRows())
+		}
+		rdr.Release()
+		want := len(idsWhere(50, func(r row) bool { return r.TS != nil && *r.TS < tc.cutUS }))
+		if n != want {
+			t.Errorf("%s: %d rows, want %d", tc.zone, n, want)
+		}
+	}
+}
