@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,6 +22,7 @@ import (
 	"modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 )
 
 func init() {
@@ -212,18 +212,13 @@ func sqlitePath(uri string) (string, bool) {
 	return "", false
 }
 
-// mkdirLocal creates a local warehouse folder; other schemes need nothing.
+// mkdirLocal creates a local warehouse folder (its location read
+// literally, as every local FileIO here reads it); other schemes need
+// nothing.
 func mkdirLocal(loc string) error {
-	u, err := url.Parse(loc)
-	if err != nil {
-		return fmt.Errorf("%w: warehouse %q is not a valid location: %v", errs.ErrInvalidArgument, loc, err)
-	}
-	if u.Scheme != "" && u.Scheme != "file" {
+	dir, local := paths.LocalPath(loc)
+	if !local {
 		return nil
-	}
-	dir := loc
-	if u.Scheme == "file" {
-		dir = u.Path
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("%w: creating warehouse %s: %v", errs.ErrIO, dir, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 )
 
 // catalogOnly are catalog properties that must not reach a FileIO: the
@@ -63,7 +64,7 @@ func FileIOProps(catalogProps, tableProps map[string]string) map[string]string {
 // and carry no secret.
 func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, location string) (icebergio.WriteFileIO, error) {
 	props := FileIOProps(c.Props, tableProps)
-	fs, err := icebergio.LoadFS(withS3Retries(ctx, props, location), props, location)
+	fs, err := OpenFS(withS3Retries(ctx, props, location), props, location)
 	if err != nil {
 		if errors.Is(err, icebergio.ErrIOSchemeNotFound) {
 			return nil, fmt.Errorf("%w: storage for %s is not in this build (S3 and local files are; GCS and Azure need the pyiceberg_gcs / pyiceberg_azure build tags)", errs.ErrNotSupported, location)
@@ -75,6 +76,28 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, location)
 	}
 	return &guardedFS{WriteFileIO: wfs, ctx: ctx, red: newRedactor(props)}, nil
+}
+
+// OpenFS opens the FileIO for location with props. A local location
+// (file: or a path) gets the local file system read literally (localFS),
+// without parsing location as a URL; another scheme gets iceberg-go's
+// FileIO for it.
+func OpenFS(ctx context.Context, props map[string]string, location string) (icebergio.IO, error) {
+	if _, local := paths.LocalPath(location); local {
+		return localFS{}, nil
+	}
+	return icebergio.LoadFS(ctx, props, location)
+}
+
+// FSFunc is OpenFS as a table's FileIO factory (table.New).
+func FSFunc(props map[string]string, location string) func(context.Context) (icebergio.IO, error) {
+	return func(ctx context.Context) (icebergio.IO, error) {
+		fs, err := OpenFS(ctx, props, location)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load metadata file at %s: %w", location, err)
+		}
+		return fs, nil
+	}
 }
 
 // guardedFS is a write FileIO that stops uploading after its first failed
