@@ -14,6 +14,7 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
+	"github.com/apache/iceberg-go/table"
 	// S3 (s3://, s3a://, s3n://) FileIO; GCS and Azure are behind the
 	// pyiceberg_gcs and pyiceberg_azure build tags (clouds_*.go).
 	ices3 "github.com/apache/iceberg-go/io/gocloud/s3"
@@ -78,15 +79,47 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 	return &guardedFS{WriteFileIO: wfs, ctx: ctx, red: newRedactor(props)}, nil
 }
 
-// OpenFS opens the FileIO for location with props. A local location
-// (file: or a path) gets the local file system read literally (localFS),
-// without parsing location as a URL; another scheme gets iceberg-go's
+// OpenFS opens the FileIO for location with props. Every FileIO it opens
+// takes a location for the literal name of a file or object, never
+// URL-decoded: a local location (file: or a path) gets the local file
+// system (localFS, without parsing location as a URL), S3 gets iceberg-go's
+// FileIO with keys kept as spelled (s3FS), another scheme iceberg-go's
 // FileIO for it.
 func OpenFS(ctx context.Context, props map[string]string, location string) (icebergio.IO, error) {
 	if _, local := paths.LocalPath(location); local {
 		return localFS{}, nil
 	}
-	return icebergio.LoadFS(ctx, props, location)
+	fs, err := icebergio.LoadFS(ctx, props, location)
+	if err != nil {
+		return nil, err
+	}
+	return literalS3(ctx, fs, location), nil
+}
+
+// literalFS is the FileIO factory fsF of a table at location with every
+// FileIO it opens taking locations literally (see OpenFS).
+func literalFS(fsF func(context.Context) (icebergio.IO, error), location string) func(context.Context) (icebergio.IO, error) {
+	return func(ctx context.Context) (icebergio.IO, error) {
+		fs, err := fsF(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := fs.(icebergio.LocalFS); ok {
+			return localFS{}, nil
+		}
+		return literalS3(ctx, fs, location), nil
+	}
+}
+
+// LoadTable loads ident. The table reads its files (scans, row-level
+// changes) with FileIOs that take locations literally, whichever catalog
+// loaded it (REST and SQL catalogs of iceberg-go give it their own).
+func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil || t == nil {
+		return t, err
+	}
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), literalFS(t.FS, t.MetadataLocation()), c), nil
 }
 
 // FSFunc is OpenFS as a table's FileIO factory (table.New).
@@ -140,10 +173,20 @@ func (g *guardedFS) Create(name string) (icebergio.FileWriter, error) {
 	if err := g.failed(name); err != nil {
 		return nil, err
 	}
-	if bfs, ok := g.WriteFileIO.(*blobfs.FileIO); ok {
-		// gocloud aborts an upload whose context is cancelled before Close.
+	var create func(context.Context, string) (icebergio.FileWriter, error)
+	switch fs := g.WriteFileIO.(type) {
+	case *s3FS:
+		create = fs.createCtx
+	case *blobfs.FileIO:
+		create = func(ctx context.Context, name string) (icebergio.FileWriter, error) {
+			return fs.NewWriter(ctx, name, true, nil)
+		}
+	}
+	if create != nil {
+		// An object store upload whose context is cancelled before Close
+		// is aborted.
 		ctx, cancel := context.WithCancel(g.ctx)
-		w, err := bfs.NewWriter(ctx, name, true, nil)
+		w, err := create(ctx, name)
 		if err != nil {
 			cancel()
 			g.trip(err)
