@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,8 +252,8 @@ func (w *guardedWriter) Close() error {
 // at the endpoint, so waiting and retrying every upload and every cleanup
 // of a write would only turn a wrong or stopped endpoint into a long stall.
 func withS3Retries(ctx context.Context, props map[string]string, location string) context.Context {
-	u, err := url.Parse(location)
-	if err != nil || (u.Scheme != "s3" && u.Scheme != "s3a" && u.Scheme != "s3n") || utils.GetAwsConfig(ctx) != nil {
+	scheme, _, _ := strings.Cut(location, "://")
+	if !isS3Scheme(scheme) || utils.GetAwsConfig(ctx) != nil {
 		return ctx
 	}
 	cfg, err := ices3.ParseAWSConfig(ctx, props)

@@ -155,6 +155,30 @@ func (s *s3FS) Remove(name string) error {
 	return nil
 }
 
+// DeleteFiles deletes paths (gocloud's batch for the keys it keeps).
+func (s *s3FS) DeleteFiles(ctx context.Context, paths []string) ([]string, error) {
+	var plain, deleted []string
+	var errs []error
+	for _, p := range paths {
+		key := s.rawKey(p)
+		if key == "" {
+			plain = append(plain, p)
+			continue
+		}
+		if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &key}); err != nil {
+			errs = append(errs, s3Err("remove", p, err))
+			continue
+		}
+		deleted = append(deleted, p)
+	}
+	if len(plain) > 0 {
+		done, err := s.FileIO.DeleteFiles(ctx, plain)
+		deleted = append(deleted, done...)
+		errs = append(errs, err)
+	}
+	return deleted, errors.Join(errs...)
+}
+
 func (s *s3FS) WriteFile(name string, p []byte) error {
 	key := s.rawKey(name)
 	if key == "" {

@@ -142,10 +142,11 @@ func TestS3KeysAreSentAsSpelled(t *testing.T) {
 		if b, err := rfs.(icebergio.ReadFileIO).ReadFile(loc + ".2"); err != nil || string(b) != "x" {
 			t.Fatalf("ReadFile(%q): %q %v", loc, b, err)
 		}
-		for _, l := range []string{loc, loc + ".2"} {
-			if err := wfs.Remove(l); err != nil {
-				t.Fatalf("Remove(%q): %v", l, err)
-			}
+		if err := wfs.Remove(loc); err != nil {
+			t.Fatalf("Remove(%q): %v", loc, err)
+		}
+		if done, err := rfs.(icebergio.BulkRemovableIO).DeleteFiles(context.Background(), []string{loc + ".2"}); err != nil || len(done) != 1 {
+			t.Fatalf("DeleteFiles(%q): %v %v", loc+".2", done, err)
 		}
 		if _, err := rfs.(icebergio.StatIO).Stat(loc); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("Stat(%q) after Remove: %v", loc, err)

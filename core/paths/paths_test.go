@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
@@ -328,5 +329,42 @@ func TestLocalPathNeverDecodes(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("LocalPath(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// recordingFS is a WriteFileIO that records the files created.
+type recordingFS struct {
+	icebergio.WriteFileIO
+	created []string
+}
+
+func (r *recordingFS) Create(name string) (icebergio.FileWriter, error) {
+	r.created = append(r.created, name)
+	return nil, nil
+}
+
+func (r *recordingFS) WriteFile(name string, _ []byte) error {
+	r.created = append(r.created, name)
+	return nil
+}
+
+func TestConfineRefusesFilesOutsideTheRoot(t *testing.T) {
+	inner := &recordingFS{}
+	fs := Confine(inner, NewRoot("s3://b/t/data"))
+	for _, p := range []string{"s3://b/t/data/s=..%2F/f.parquet", "s3://b/t/data/f.puffin"} {
+		if _, err := fs.Create(p); err != nil {
+			t.Errorf("Create(%s): %v", p, err)
+		}
+	}
+	for _, p := range []string{"s3://b/t/data/../f.parquet", "s3://b/t/metadata/f.avro", "s3://b/t/data/s=1/../../x", "s3://other/t/data/f"} {
+		if _, err := fs.Create(p); !errors.Is(err, errs.ErrValidation) {
+			t.Errorf("Create(%s): %v", p, err)
+		}
+		if err := fs.WriteFile(p, nil); !errors.Is(err, errs.ErrValidation) {
+			t.Errorf("WriteFile(%s): %v", p, err)
+		}
+	}
+	if len(inner.created) != 2 {
+		t.Errorf("created %v", inner.created)
 	}
 }
