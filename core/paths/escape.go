@@ -267,10 +267,13 @@ func javaBigDecimal(unscaled *big.Int, scale int) string {
 	return s
 }
 
-// javaFloat is Float.toString / Double.toString (bits 32 or 64) with the
-// shortest digits that read back to the same value: "1.0", "-0.0", "NaN",
-// "Infinity", plain from 10^-3 up to 10^7, else "1.0E10", "1.5E-5". (Java
-// before 19 sometimes prints a digit more than the shortest.)
+// javaFloat is Float.toString / Double.toString (bits 32 or 64) as Java 19
+// and later print it, the shortest digits that read back to the same value
+// (the closest of those): "1.0", "-0.0", "NaN", "Infinity", plain from
+// 10^-3 up to 10^7, else "1.0E10", "1.5E-5". Java 17 agrees except for
+// integral floats from 2^24 and doubles from 2^53 (up to 2^63), which it
+// prints with more digits ("1.43193216E8" for 1.4319322E8), and an
+// occasional last digit of an equally short form.
 func javaFloat(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):
