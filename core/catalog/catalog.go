@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/internal/filelock"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 )
 
 func init() {
@@ -104,7 +104,7 @@ func Open(ctx context.Context, name string, props map[string]string) (*Catalog, 
 			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrInvalidArgument, name, err)
 		}
 		tc := &typedCatalog{Catalog: c, red: red}
-		if dir, ok := localDir(wh); ok {
+		if dir, ok := paths.LocalPath(wh); ok {
 			tc.commitLock = filepath.Join(dir, ".pyiceberg-go-commit.lock")
 		}
 		return &Catalog{Catalog: tc, Name: name, Props: p}, nil
@@ -237,26 +237,12 @@ func sqlitePath(uri string) (string, bool) {
 	return "", false
 }
 
-// localDir is the folder of a local warehouse location (a path or a
-// file: URL); ok is false for other schemes.
-func localDir(loc string) (string, bool) {
-	u, err := url.Parse(loc)
-	if err != nil || (u.Scheme != "" && u.Scheme != "file") {
-		return "", false
-	}
-	if u.Scheme == "file" {
-		return u.Path, true
-	}
-	return loc, true
-}
-
-// mkdirLocal creates a local warehouse folder; other schemes need nothing.
+// mkdirLocal creates a local warehouse folder (its location read
+// literally, as every local FileIO here reads it); other schemes need
+// nothing.
 func mkdirLocal(loc string) error {
-	if _, err := url.Parse(loc); err != nil {
-		return fmt.Errorf("%w: warehouse %q is not a valid location: %v", errs.ErrInvalidArgument, loc, err)
-	}
-	dir, ok := localDir(loc)
-	if !ok {
+	dir, local := paths.LocalPath(loc)
+	if !local {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/io/gocloud/blobfs"
+	"github.com/apache/iceberg-go/table"
 	// S3 (s3://, s3a://, s3n://) FileIO; GCS and Azure are behind the
 	// pyiceberg_gcs and pyiceberg_azure build tags (clouds_*.go).
 	ices3 "github.com/apache/iceberg-go/io/gocloud/s3"
@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 )
 
 // catalogOnly are catalog properties that must not reach a FileIO: the
@@ -63,7 +64,7 @@ func FileIOProps(catalogProps, tableProps map[string]string) map[string]string {
 // and carry no secret.
 func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, location string) (icebergio.WriteFileIO, error) {
 	props := FileIOProps(c.Props, tableProps)
-	fs, err := icebergio.LoadFS(withS3Retries(ctx, props, location), props, location)
+	fs, err := OpenFS(withS3Retries(ctx, props, location), props, location)
 	if err != nil {
 		if errors.Is(err, icebergio.ErrIOSchemeNotFound) {
 			return nil, fmt.Errorf("%w: storage for %s is not in this build (S3 and local files are; GCS and Azure need the pyiceberg_gcs / pyiceberg_azure build tags)", errs.ErrNotSupported, location)
@@ -75,6 +76,60 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, location)
 	}
 	return &guardedFS{WriteFileIO: wfs, ctx: ctx, red: newRedactor(props)}, nil
+}
+
+// OpenFS opens the FileIO for location with props. Every FileIO it opens
+// takes a location for the literal name of a file or object, never
+// URL-decoded: a local location (file: or a path) gets the local file
+// system (localFS, without parsing location as a URL), S3 gets iceberg-go's
+// FileIO with keys kept as spelled (s3FS), another scheme iceberg-go's
+// FileIO for it.
+func OpenFS(ctx context.Context, props map[string]string, location string) (icebergio.IO, error) {
+	if _, local := paths.LocalPath(location); local {
+		return localFS{}, nil
+	}
+	fs, err := icebergio.LoadFS(ctx, props, location)
+	if err != nil {
+		return nil, err
+	}
+	return literalS3(ctx, fs, location), nil
+}
+
+// literalFS is the FileIO factory fsF of a table at location with every
+// FileIO it opens taking locations literally (see OpenFS).
+func literalFS(fsF func(context.Context) (icebergio.IO, error), location string) func(context.Context) (icebergio.IO, error) {
+	return func(ctx context.Context) (icebergio.IO, error) {
+		fs, err := fsF(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := fs.(icebergio.LocalFS); ok {
+			return localFS{}, nil
+		}
+		return literalS3(ctx, fs, location), nil
+	}
+}
+
+// LoadTable loads ident. The table reads its files (scans, row-level
+// changes) with FileIOs that take locations literally, whichever catalog
+// loaded it (REST and SQL catalogs of iceberg-go give it their own).
+func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
+	t, err := c.Catalog.LoadTable(ctx, ident)
+	if err != nil || t == nil {
+		return t, err
+	}
+	return table.New(t.Identifier(), t.Metadata(), t.MetadataLocation(), literalFS(t.FS, t.MetadataLocation()), c), nil
+}
+
+// FSFunc is OpenFS as a table's FileIO factory (table.New).
+func FSFunc(props map[string]string, location string) func(context.Context) (icebergio.IO, error) {
+	return func(ctx context.Context) (icebergio.IO, error) {
+		fs, err := OpenFS(ctx, props, location)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load metadata file at %s: %w", location, err)
+		}
+		return fs, nil
+	}
 }
 
 // guardedFS is a write FileIO that stops uploading after its first failed
@@ -117,10 +172,20 @@ func (g *guardedFS) Create(name string) (icebergio.FileWriter, error) {
 	if err := g.failed(name); err != nil {
 		return nil, err
 	}
-	if bfs, ok := g.WriteFileIO.(*blobfs.FileIO); ok {
-		// gocloud aborts an upload whose context is cancelled before Close.
+	var create func(context.Context, string) (icebergio.FileWriter, error)
+	switch fs := g.WriteFileIO.(type) {
+	case *s3FS:
+		create = fs.createCtx
+	case *blobfs.FileIO:
+		create = func(ctx context.Context, name string) (icebergio.FileWriter, error) {
+			return fs.NewWriter(ctx, name, true, nil)
+		}
+	}
+	if create != nil {
+		// An object store upload whose context is cancelled before Close
+		// is aborted.
 		ctx, cancel := context.WithCancel(g.ctx)
-		w, err := bfs.NewWriter(ctx, name, true, nil)
+		w, err := create(ctx, name)
 		if err != nil {
 			cancel()
 			g.trip(err)
@@ -187,8 +252,8 @@ func (w *guardedWriter) Close() error {
 // at the endpoint, so waiting and retrying every upload and every cleanup
 // of a write would only turn a wrong or stopped endpoint into a long stall.
 func withS3Retries(ctx context.Context, props map[string]string, location string) context.Context {
-	u, err := url.Parse(location)
-	if err != nil || (u.Scheme != "s3" && u.Scheme != "s3a" && u.Scheme != "s3n") || utils.GetAwsConfig(ctx) != nil {
+	scheme, _, _ := strings.Cut(location, "://")
+	if !isS3Scheme(scheme) || utils.GetAwsConfig(ctx) != nil {
 		return ctx
 	}
 	cfg, err := ices3.ParseAWSConfig(ctx, props)

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -123,5 +122,5 @@ func (c *typedCatalog) cachedTable(ctx context.Context, ident table.Identifier) 
 	if md == nil {
 		return nil
 	}
-	return table.New(ident, md, loc, io.LoadFSFunc(c.head.props, loc), c)
+	return table.New(ident, md, loc, FSFunc(c.head.props, loc), c)
 }

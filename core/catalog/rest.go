@@ -19,7 +19,6 @@ import (
 	"github.com/apache/iceberg-go"
 	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
-	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
@@ -197,7 +196,7 @@ func (r *restCatalog) stagedCreate(ctx context.Context, ident table.Identifier, 
 // manifestSpecID is the partition spec id the new snapshot's manifests
 // were written with.
 func (r *restCatalog) manifestSpecID(ctx context.Context, plan createPlan) (int, error) {
-	fs, err := icebergio.LoadFS(ctx, FileIOProps(r.props, plan.props), plan.snapshot.ManifestList)
+	fs, err := OpenFS(ctx, FileIOProps(r.props, plan.props), plan.snapshot.ManifestList)
 	if err != nil {
 		return 0, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 	"github.com/pyiceberg-go/pyiceberg-go/core/transform"
 )
@@ -64,6 +65,7 @@ type distributor struct {
 	p    *plan
 	ctx  context.Context
 	fs   io.WriteFileIO
+	root paths.Root // where the files go (plan.dataRoot)
 	opts parquet.Options
 	sch  *arrow.Schema
 	mem  memory.Allocator
@@ -114,7 +116,7 @@ func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) 
 // an unpartitioned, unsorted write (rewrites running side by side each
 // take their share of the cores).
 func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader, spread int) (written, error) {
-	fs, err := w.fileIO(ctx, p)
+	fs, err := w.dataFS(ctx, p)
 	if err != nil {
 		return written{}, err
 	}
@@ -131,7 +133,7 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 		return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 	}
 	d := &distributor{
-		w: w, p: p, ctx: ctx, fs: fs, opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
+		w: w, p: p, ctx: ctx, fs: fs, root: p.dataRoot(), opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
 		slots: map[string]*slot{}, bufs: map[string]*pending{}, spread: max(1, spread),
 	}
 	d.splitMem = mem
@@ -248,7 +250,11 @@ func (d *distributor) route(c arrow.RecordBatch, lent bool) error {
 		n := parquet.RecordBytes(c)
 		d.seen += n
 		if len(d.rr) == 0 || (len(d.rr) < d.spread && d.seen > spreadAfterBytes) {
-			d.rr = append(d.rr, d.newSlot(fmt.Sprint(len(d.rr)), nil))
+			s, err := d.newSlot(fmt.Sprint(len(d.rr)), nil)
+			if err != nil {
+				return err
+			}
+			d.rr = append(d.rr, s)
 		}
 		// The writer given the fewest bytes so far takes the batch: one
 		// opened later catches up, and all of them finish with the same
@@ -313,15 +319,17 @@ func (d *distributor) clustered() bool {
 	return d.p.layout.Mode == layout.None && !d.p.layout.Fanout && !d.p.spec.IsUnpartitioned()
 }
 
-// newSlot opens a rolling writer for a partition.
-func (d *distributor) newSlot(key string, values map[int]any) *slot {
-	dir := d.p.location + "/data"
-	if rel := partitionPath(d.p.spec, d.p.schema, values); rel != "" {
-		dir += "/" + rel
+// newSlot opens a rolling writer for a partition. Its files go in the
+// partition's folder under the data root (paths.Root.Dir: a value too long
+// to name a folder is an error here, before any of its rows is written).
+func (d *distributor) newSlot(key string, values map[int]any) (*slot, error) {
+	dir, err := d.root.Dir(d.p.spec, d.p.schema, values)
+	if err != nil {
+		return nil, err
 	}
 	return &slot{key: key, values: values, w: parquet.NewWriter(d.ctx, d.fs, d.sch, d.opts, func() string {
 		return fmt.Sprintf("%s/%05d-%s.parquet", dir, d.seq.Add(1), d.opID)
-	})}
+	})}, nil
 }
 
 // stream writes a partition's rows to its open writer, opening one (and
@@ -341,7 +349,10 @@ func (d *distributor) stream(part transform.Partition, batchRows int64) error {
 				return err
 			}
 		}
-		s = d.newSlot(part.Key, part.Values)
+		var err error
+		if s, err = d.newSlot(part.Key, part.Values); err != nil {
+			return err
+		}
 		d.slots[part.Key] = s
 	}
 	s.used = d.batch
@@ -454,9 +465,12 @@ func (d *distributor) flush(key string, final bool) error {
 		if lo == hi {
 			continue
 		}
-		s := d.newSlot(key, b.values)
+		s, err := d.newSlot(key, b.values)
+		if err != nil {
+			return err
+		}
 		sl := sorted.NewSlice(lo, hi)
-		err := s.w.Write(sl)
+		err = s.w.Write(sl)
 		sl.Release()
 		d.closing = append(d.closing, s)
 		if err != nil {

@@ -405,13 +405,17 @@ var posDeleteSchema = arrow.NewSchema([]arrow.Field{
 // Puffin file of deletion vectors on v3 (each merging the file's earlier
 // deletes). Returns the delete files and every path written.
 func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets []*morTarget) ([]iceberg.DataFile, []string, error) {
-	fs, err := w.fileIO(ctx, p)
+	fs, err := w.dataFS(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
+	root := p.dataRoot()
 	opID := uuid.New().String()
 	if version >= 3 {
-		path := fmt.Sprintf("%s/data/%s-deletes.puffin", p.location, opID)
+		path, err := root.File(opID + "-deletes.puffin")
+		if err != nil {
+			return nil, nil, err
+		}
 		files, err := writeDVs(fs, path, targets)
 		if err != nil {
 			_ = fs.Remove(path)
@@ -426,14 +430,15 @@ func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets
 	var out []iceberg.DataFile
 	var paths []string
 	for i, tg := range targets {
-		dir := p.location + "/data"
-		if rel := partitionPath(tg.spec, p.schema, tg.file.Partition()); rel != "" {
-			dir += "/" + rel
+		// Beside the data file's partition, as Spark puts it.
+		dir, err := root.Dir(tg.spec, p.schema, tg.file.Partition())
+		if err != nil {
+			return nil, paths, err
 		}
 		name := fmt.Sprintf("%s/%05d-%s-deletes.parquet", dir, i, opID)
 		wr := parquet.NewWriter(ctx, fs, posDeleteSchema, pqOpts, func() string { return name })
 		rec := positionsBatch(tg.file.FilePath(), tg.matched)
-		err := wr.Write(rec)
+		err = wr.Write(rec)
 		rec.Release()
 		files, cerr := wr.Close()
 		for _, f := range files {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +23,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
@@ -614,6 +614,23 @@ func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, er
 	return w.cat.WriteFS(ctx, p.props, p.location)
 }
 
+// dataRoot is the folder the plan's data and delete files go under:
+// write.data.path, else <location>/data.
+func (p *plan) dataRoot() paths.Root {
+	return paths.DataRoot(p.location, p.props)
+}
+
+// dataFS returns the FileIO data and delete files are written with: opened
+// for the data root, and refusing to create any file outside it.
+func (w *writer) dataFS(ctx context.Context, p *plan) (icebergio.WriteFileIO, error) {
+	root := p.dataRoot()
+	fs, err := w.cat.WriteFS(ctx, p.props, root.String())
+	if err != nil {
+		return nil, err
+	}
+	return paths.Confine(fs, root), nil
+}
+
 func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (iceberg.DataFile, error) {
 	f := wf.f
 	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, wf.values, nil, nil, f.Rows, f.Size)
@@ -631,31 +648,16 @@ func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (ic
 	return b.Build(), nil
 }
 
-// partitionPath is the Hive-style folder of a partition: name=value/...
-func partitionPath(spec iceberg.PartitionSpec, sc *iceberg.Schema, values map[int]any) string {
-	if spec.IsUnpartitioned() {
-		return ""
-	}
-	var parts []string
-	for _, f := range spec.Fields() {
-		v := "null"
-		if val := values[f.FieldID]; val != nil {
-			v = f.Transform.ToHumanStr(val)
-		}
-		parts = append(parts, url.QueryEscape(f.Name)+"="+url.QueryEscape(v))
-	}
-	return strings.Join(parts, "/")
-}
-
-func (w *writer) deleteFiles(ctx context.Context, p *plan, paths []string) {
-	if len(paths) == 0 {
+// deleteFiles removes the data and delete files of a write that failed.
+func (w *writer) deleteFiles(ctx context.Context, p *plan, files []string) {
+	if len(files) == 0 {
 		return
 	}
-	fs, err := w.fileIO(ctx, p)
+	fs, err := w.dataFS(ctx, p)
 	if err != nil {
 		return
 	}
-	for _, path := range paths {
+	for _, path := range files {
 		_ = fs.Remove(path)
 	}
 }
@@ -732,7 +734,7 @@ func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written)
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
+	staged := table.New(w.ident, base, baseLoc, catalog.FSFunc(props, base.Location()), cc)
 	files, err := wr.dataFiles(p.spec, base)
 	if err != nil {
 		return nil, err

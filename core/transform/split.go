@@ -404,9 +404,9 @@ func valueAt(arr arrow.Array, i int, t iceberg.Type) any {
 	case *array.LargeString:
 		return strings.Clone(a.Value(i))
 	case *array.Binary:
-		return bytes.Clone(a.Value(i))
+		return ownedBytes(a.Value(i))
 	case *array.LargeBinary:
-		return bytes.Clone(a.Value(i))
+		return ownedBytes(a.Value(i))
 	}
 	if kindOf(arr.DataType()) == kindUUID || kindOf(arr.DataType()) == kindFixed {
 		vals, w := fixedBytes(arr)
@@ -417,6 +417,13 @@ func valueAt(arr arrow.Array, i int, t iceberg.Type) any {
 		return bytes.Clone(v)
 	}
 	return nil
+}
+
+// ownedBytes copies b, never as a nil slice: an empty value of an array
+// without a data buffer reads as nil, which a manifest would record as a
+// null partition value instead of empty binary.
+func ownedBytes(b []byte) []byte {
+	return append(make([]byte, 0, len(b)), b...)
 }
 
 // tupleKey encodes row i of the partition value arrays: per field a null

@@ -469,3 +469,33 @@ func TestSplitSlicedBatchMatchesFreshBatch(t *testing.T) {
 		}
 	}
 }
+
+// An empty binary value is an empty partition value, not a null one, also
+// when every value of the transformed array is empty (no data buffer).
+func TestSplitEmptyBinaryIsNotNull(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "b", Type: iceberg.PrimitiveTypes.Binary})
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1000, Name: "b", Transform: iceberg.IdentityTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{1}, FieldID: 1001, Name: "b_trunc", Transform: iceberg.TruncateTransform{Width: 3}},
+	)
+	bld := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	bld.Append([]byte{})
+	col := bld.NewArray()
+	bld.Release()
+	defer col.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true}}, nil), []arrow.Array{col}, 1)
+	defer rec.Release()
+	parts, err := Split(rec, spec, schema, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer releaseAll(parts)
+	for _, id := range []int{1000, 1001} {
+		v, ok := parts[0].Values[id].([]byte)
+		if !ok || v == nil || len(v) != 0 {
+			t.Errorf("field %d: %#v, want an empty, non-nil []byte", id, parts[0].Values[id])
+		}
+	}
+}
