@@ -170,8 +170,9 @@ def local_path(location: str) -> str:
 
 
 def files_under(root: Path) -> set[str]:
-    """Every regular file below root, as an absolute path."""
-    return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs}
+    """Every regular file below root, as an absolute path, but the catalog's own (the SQLite file,
+    its journal and the commit lock beside it)."""
+    return {os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if not f.startswith("catalog.db")}
 
 
 def data_files(table: Any) -> list[Any]:
