@@ -16,12 +16,16 @@ Example::
            .createOrReplace())
     print(r.snapshot_id, r.metrics)
     ig.table("local.db.events").to_arrow()
+
+Two configurations in one process: ``ig.Session(catalogs=..., conf=...)`` has
+the same methods (``writeTo``, ``table``, ``mergeInto``, ``configure``).
 """
 
 from __future__ import annotations
 
 from . import _native
-from ._session import configure, set_runtime
+from ._session import Session, configure, default_session, set_runtime
+from ._typing import ArrowArrayExportable, ArrowData, ArrowSchemaExportable, ArrowStreamExportable
 from .errors import (
     CommitConflictError,
     CommitStateUnknownError,
@@ -35,16 +39,19 @@ from .errors import (
     NoSuchTableError,
     NotSupportedError,
     OperationCancelledError,
+    SessionClosedError,
+    StreamConsumedError,
     TableAlreadyExistsError,
     ValidationError,
 )
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
+from .results import MergeCounts, RefInfo, RefRemoval, RefResult, SnapshotInfo, WriteMetrics, WriteResult
+from .scan import ScanStream
 from .table import Table, table
 from .writer import (
     DataFrameWriterV2,
     PartitionTransform,
-    WriteResult,
     asc,
     bucket,
     days,
@@ -81,6 +88,10 @@ def library_version() -> str:
 
 
 __all__ = [
+    "ArrowArrayExportable",
+    "ArrowData",
+    "ArrowSchemaExportable",
+    "ArrowStreamExportable",
     "Column",
     "CommitConflictError",
     "CommitStateUnknownError",
@@ -91,15 +102,25 @@ __all__ = [
     "InternalError",
     "InvalidArgumentError",
     "LibraryPoisonedError",
+    "MergeCounts",
     "MergeIntoWriter",
     "NoSuchNamespaceError",
     "NoSuchTableError",
     "NotSupportedError",
     "OperationCancelledError",
     "PartitionTransform",
+    "RefInfo",
+    "RefRemoval",
+    "RefResult",
+    "ScanStream",
+    "Session",
+    "SessionClosedError",
+    "SnapshotInfo",
+    "StreamConsumedError",
     "Table",
     "TableAlreadyExistsError",
     "ValidationError",
+    "WriteMetrics",
     "WriteResult",
     "__version__",
     "abi_version",
@@ -108,6 +129,7 @@ __all__ = [
     "col",
     "configure",
     "days",
+    "default_session",
     "desc",
     "expr",
     "hours",

@@ -28,6 +28,7 @@ from ._native import (
     GetNextFn,
     GetSchemaFn,
     StreamReleaseFn,
+    in_forked_child,
 )
 
 STREAM_CAPSULE: bytes = b"arrow_array_stream"
@@ -49,8 +50,7 @@ def capsule_pointer(capsule: object, name: bytes) -> int:
     actual = _GetName(capsule)
     if actual != name:
         raise TypeError(
-            f"expected a PyCapsule named {name.decode()!r}, got one named "
-            f"{(actual or b'').decode(errors='replace')!r}"
+            f"expected a PyCapsule named {name.decode()!r}, got one named {(actual or b'').decode(errors='replace')!r}"
         )
     ptr = _GetPointer(capsule, name)
     if not ptr:
@@ -225,3 +225,141 @@ class InputStream:
             self._own.release(ctypes.byref(self._own))
         self._own = None
         self._keep = None
+
+
+# --- Exporting streams the library produced (scans) as PyCapsules, without pyarrow ---
+#
+# The structs live in PyMem_Raw memory owned by the capsule, whose destructor releases
+# what no consumer moved out and frees the struct. The destructors, the capsule names and
+# every function they call are kept alive for the life of the process, so a capsule that
+# outlives this module (one still held at interpreter exit) never calls freed code.
+
+_CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi)
+)
+_capsule_pointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+_raw_calloc = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)(
+    ("PyMem_RawCalloc", ctypes.pythonapi)
+)
+_raw_free = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(("PyMem_RawFree", ctypes.pythonapi))
+_SchemaReleaseFn = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
+
+_immortal: list[object] = []
+
+
+def _keep_forever(obj: Any) -> Any:
+    """Take a reference that is never dropped, so ``obj`` survives interpreter teardown."""
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    _immortal.append(obj)
+    return obj
+
+
+_STREAM_NAME = _keep_forever(ctypes.create_string_buffer(STREAM_CAPSULE))
+_SCHEMA_NAME = _keep_forever(ctypes.create_string_buffer(_SCHEMA_CAPSULE))
+
+
+def _make_destructor(name: Any, struct_type: Any, release_type: Any) -> Any:
+    """A capsule destructor for structs of ``struct_type``; everything it calls is bound now."""
+    pointer, free, byref, forked = _capsule_pointer_raw, _raw_free, ctypes.byref, in_forked_child
+    name_address = ctypes.addressof(name)
+
+    def destroy(capsule: int | None) -> None:
+        try:
+            ptr = pointer(capsule, name_address)
+            if not ptr:
+                return
+            struct = struct_type.from_address(ptr)
+            # Release what no consumer moved out, unless the library belongs to a parent
+            # process (a forked child would hang in it; leaking is the lesser harm).
+            if struct.release and not forked():
+                release = struct.release if release_type is None else release_type(struct.release)
+                release(byref(struct))
+            free(ptr)
+        except BaseException:  # nothing may unwind out of a capsule destructor
+            pass
+
+    return _keep_forever(_CapsuleDestructor(destroy))
+
+
+_destroy_stream = _make_destructor(_STREAM_NAME, ArrowArrayStream, None)
+_destroy_schema = _make_destructor(_SCHEMA_NAME, ArrowSchema, _keep_forever(_SchemaReleaseFn))
+
+
+def new_stream_struct() -> int:
+    """A zeroed ``struct ArrowArrayStream`` in raw memory, for a producer to fill.
+
+    Hand it to :func:`stream_capsule` once filled, or give it back with :func:`free_struct`.
+
+    Example::
+
+        addr = new_stream_struct()
+        lib.pig_scan(session, doc, addr, byref(err))
+        capsule = stream_capsule(addr)
+    """
+    ptr = _raw_calloc(1, ctypes.sizeof(ArrowArrayStream))
+    if not ptr:
+        raise MemoryError("cannot allocate an ArrowArrayStream")
+    return int(ptr)
+
+
+def free_struct(address: int) -> None:
+    """Free a struct from :func:`new_stream_struct` that holds no live stream.
+
+    Example::
+
+        free_struct(new_stream_struct())
+    """
+    _raw_free(address)
+
+
+def stream_capsule(address: int) -> Any:
+    """Wrap a filled stream struct from :func:`new_stream_struct` in an ``arrow_array_stream``
+    PyCapsule, which owns it from then on: dropping the capsule releases the stream unless a
+    consumer moved it out, and frees the struct.
+
+    Example::
+
+        capsule = stream_capsule(addr)  # what ScanStream.__arrow_c_stream__ hands over
+    """
+    try:
+        return _capsule_new(address, ctypes.addressof(_STREAM_NAME), ctypes.cast(_destroy_stream, ctypes.c_void_p))
+    except BaseException:
+        stream = ArrowArrayStream.from_address(address)
+        if stream.release:
+            stream.release(ctypes.byref(stream))
+        _raw_free(address)
+        raise
+
+
+def stream_schema_capsule(stream_capsule_obj: object) -> Any:
+    """An ``arrow_schema`` PyCapsule with the schema of the stream in an ``arrow_array_stream``
+    capsule (its ``get_schema``), leaving the stream unread.
+
+    Example::
+
+        schema_capsule = stream_schema_capsule(capsule)  # ScanStream.__arrow_c_schema__
+    """
+    address = capsule_pointer(stream_capsule_obj, STREAM_CAPSULE)
+    stream = ArrowArrayStream.from_address(address)
+    if not stream.release:
+        raise ValueError("the Arrow stream was already released")
+    ptr = _raw_calloc(1, ctypes.sizeof(ArrowSchema))
+    if not ptr:
+        raise MemoryError("cannot allocate an ArrowSchema")
+    try:
+        rc = stream.get_schema(ctypes.byref(stream), ptr)
+        if rc != 0:
+            msg = stream.get_last_error(ctypes.byref(stream))
+            detail = ctypes.string_at(msg).decode("utf-8", "replace") if msg else f"error {rc}"
+            raise OSError(rc, f"reading the stream's schema failed: {detail}")
+        capsule = _capsule_new(ptr, ctypes.addressof(_SCHEMA_NAME), ctypes.cast(_destroy_schema, ctypes.c_void_p))
+    except BaseException:
+        schema = ArrowSchema.from_address(ptr)
+        if schema.release:
+            _SchemaReleaseFn(schema.release)(ctypes.byref(schema))
+        _raw_free(ptr)
+        raise
+    return capsule

@@ -118,9 +118,14 @@ def is_loaded() -> bool:
     return _lib is not None
 
 
+def in_forked_child() -> bool:
+    """Whether the library was loaded by a parent of this process (calling in would hang)."""
+    return _lib is not None and (_forked or _loaded_pid != os.getpid())
+
+
 def check_fork() -> None:
     """Raise ForkSafetyError if the library was loaded by a parent of this process."""
-    if _lib is not None and (_forked or _loaded_pid != os.getpid()):
+    if in_forked_child():
         raise ForkSafetyError(
             "pyiceberg_go was loaded before this process was forked (pid "
             f"{_loaded_pid}); the Go runtime cannot run in a forked child. Use the "
@@ -179,9 +184,7 @@ def _load(path: Path) -> ctypes.CDLL:
 
     abi = dll.pig_abi_version()
     if abi != ABI_VERSION:
-        raise IcebergGoError(
-            f"{path} implements ABI version {abi}, this pyiceberg_go needs {ABI_VERSION}"
-        )
+        raise IcebergGoError(f"{path} implements ABI version {abi}, this pyiceberg_go needs {ABI_VERSION}")
     return dll
 
 

@@ -1,48 +1,47 @@
-"""The session (catalogs + configuration) and running one request through the library."""
+"""Sessions (catalogs + configuration) and running one request through the library.
+
+A :class:`Session` owns at most one library session (``pig_session_new``) at a
+time, opened on first use; the module-level functions use the default one.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Mapping
-from typing import Any
+import weakref
+from collections.abc import Iterator, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from . import _native
-from ._arrow import InputStream
+from ._arrow import InputStream, free_struct, new_stream_struct, stream_capsule
 from ._native import ArrowArrayStream, PigError, c_uintptr
-from .errors import IcebergGoError
+from .errors import IcebergGoError, SessionClosedError
+
+if TYPE_CHECKING:
+    from ._typing import ArrowData, CapsuleType
+    from .expressions import Column
+    from .merge import MergeIntoWriter
+    from .table import Table
+    from .writer import DataFrameWriterV2
 
 PROGRESS_ENV = "PYICEBERG_GO_PROGRESS"
 _PROGRESS_AFTER_S = 3.0
 _PROGRESS_EVERY_S = 0.5
 _JOIN_S = 0.1
 
-_lock = threading.Lock()
-_catalogs: dict[str, dict[str, str]] | None = None
-_conf: dict[str, str] | None = None
-_session: int = 0
-_session_pid: int = 0
 
-
-def session_document() -> dict[str, Any]:
-    """The session document (docs/abi.md#session) a new session would be opened with.
-
-    ``env`` is the PYICEBERG_* variables of ``os.environ`` now: the Go runtime
-    only sees the environment the process started with.
-    """
-    doc: dict[str, Any] = {
-        "env": {k: v for k, v in os.environ.items() if k.startswith("PYICEBERG_")},
-        "home": os.path.expanduser("~"),
-    }
-    if _catalogs is not None:
-        doc["catalogs"] = _catalogs
-    if _conf is not None:
-        doc["conf"] = _conf
-    return doc
+def _option_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        raise TypeError("option values cannot be None")
+    return str(v)
 
 
 def _str_map(name: str, m: Mapping[str, Any]) -> dict[str, str]:
@@ -54,23 +53,367 @@ def _str_map(name: str, m: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _option_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        raise TypeError("option values cannot be None")
-    return str(v)
+def _catalogs_map(catalogs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    return {str(name): _str_map(f"catalogs[{name!r}]", props) for name, props in catalogs.items()}
+
+
+def _closed_error() -> SessionClosedError:
+    return SessionClosedError("this pyiceberg_go Session is closed; open a new one")
+
+
+class _Handle:
+    """One library session: its handle, the library and process that opened it, calls running on it."""
+
+    __slots__ = ("dll", "pid", "retired", "users", "value")
+
+    def __init__(self, dll: ctypes.CDLL, value: int) -> None:
+        self.dll = dll
+        self.value = value
+        self.pid = os.getpid()
+        self.users = 0
+        self.retired = False
+
+    def release(self) -> None:
+        # Only the process that opened it may release it, through the library that opened it.
+        if self.pid == os.getpid() and not _native.in_forked_child():
+            self.dll.pig_session_release(self.value)
+
+
+class _State:
+    """A session's configuration and library handle; shared with its finalizer, which must not
+    reference the Session itself."""
+
+    def __init__(self, catalogs: dict[str, dict[str, str]] | None, conf: dict[str, str] | None) -> None:
+        self.lock = threading.Lock()
+        self.catalogs = catalogs
+        self.conf = conf
+        self.handle: _Handle | None = None
+        self.closed = False
+        #: Set on the default session: close() releases the handle, the next call opens another.
+        self.reopenable = False
+
+    def document(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "env": {k: v for k, v in os.environ.items() if k.startswith("PYICEBERG_")},
+            "home": os.path.expanduser("~"),
+        }
+        if self.catalogs is not None:
+            doc["catalogs"] = {name: dict(props) for name, props in self.catalogs.items()}
+        if self.conf is not None:
+            doc["conf"] = dict(self.conf)
+        return doc
+
+    def acquire(self) -> _Handle:
+        """The open handle (opened now if needed), counted as in use until :meth:`done`."""
+        dll = _native.lib()  # raises ForkSafetyError in a forked child
+        stale: _Handle | None = None
+        try:
+            with self.lock:
+                if self.closed:
+                    raise _closed_error()
+                h = self.handle
+                if h is None or h.pid != os.getpid() or h.dll is not dll:
+                    if h is not None:  # opened before a fork, or through another library (tests swap it)
+                        stale = self._retire_locked()
+                    doc = json.dumps(self.document()).encode()
+                    out = c_uintptr(0)
+                    err = PigError()
+                    status = dll.pig_session_new(doc, ctypes.byref(out), ctypes.byref(err))
+                    _native.raise_for(status, err)
+                    h = self.handle = _Handle(dll, out.value)
+                h.users += 1
+                return h
+        finally:
+            if stale is not None:
+                stale.release()
+
+    def done(self, h: _Handle) -> None:
+        """End a call that :meth:`acquire` counted; the last call on a retired handle releases it."""
+        with self.lock:
+            h.users -= 1
+            last = h.retired and h.users == 0
+        if last:
+            h.release()
+
+    def _retire_locked(self) -> _Handle | None:
+        """Detach the handle; return it if it can be released now (no call is running on it)."""
+        h, self.handle = self.handle, None
+        if h is None:
+            return None
+        h.retired = True
+        return h if h.users == 0 else None
+
+    def close(self) -> None:
+        with self.lock:
+            h = self._retire_locked()
+            if not self.reopenable:
+                self.closed = True
+        if h is not None:
+            h.release()
+
+    def replace(self, catalogs: dict[str, dict[str, str]] | None, conf: dict[str, str] | None) -> None:
+        with self.lock:
+            if self.closed:
+                raise _closed_error()
+            h = self._retire_locked()
+            self.catalogs, self.conf = catalogs, conf
+        if h is not None:
+            h.release()
+
+
+def _finalize(state: _State) -> None:
+    """Run when a Session is garbage collected: release its library session."""
+    with contextlib.suppress(Exception):  # a finalizer must not raise
+        state.close()
+
+
+class Session:
+    """A set of catalogs and session configuration, with the API as methods.
+
+    The module-level functions (``ig.writeTo``, ``ig.table``, ``ig.mergeInto``,
+    ``ig.configure``) use the default session (:func:`default_session`). A
+    ``Session`` of your own keeps its catalogs and ``conf`` (write options,
+    ``wap.id``, ...) apart from it and from every other session, so several
+    configurations live in one process, used in turn or from several threads
+    at once. Builders and table handles keep the session they came from.
+
+    The library session is opened on first use (capturing the ``PYICEBERG_*``
+    variables of ``os.environ`` then) and released by :meth:`close`, at the
+    end of a ``with`` block, or when the ``Session`` is garbage collected;
+    calls running at that moment finish first. Using a closed session raises
+    :class:`SessionClosedError`.
+
+    Example::
+
+        import pyiceberg_go as ig
+
+        staging = ig.Session(
+            catalogs={"local": {"type": "sql", "uri": "sqlite:////tmp/stg/catalog.db",
+                                "warehouse": "file:///tmp/stg/wh"}},
+            conf={"wap.id": "nightly-42"},
+        )
+        with staging:
+            staging.writeTo(df, "local.db.events").append()       # staged under wap.id
+            staging.table("local.db.events").publish("nightly-42")
+        ig.writeTo(df, "local.db.events").append()                 # the default session
+    """
+
+    def __init__(
+        self,
+        catalogs: Mapping[str, Mapping[str, Any]] | None = None,
+        conf: Mapping[str, Any] | None = None,
+    ) -> None:
+        self._state = _State(
+            _catalogs_map(catalogs) if catalogs is not None else None,
+            _str_map("conf", conf) if conf is not None else None,
+        )
+        finalizer = weakref.finalize(self, _finalize, self._state)
+        finalizer.atexit = False  # at exit the library sessions go with the process
+
+    def __repr__(self) -> str:
+        st = self._state
+        names = sorted(st.catalogs) if st.catalogs is not None else None
+        state = "closed" if st.closed else "open" if st.handle is not None else "not opened yet"
+        kind = "default Session" if st.reopenable else "Session"
+        return f"<pyiceberg_go {kind} catalogs={names} ({state})>"
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (never true of the default session).
+
+        Example::
+
+            with ig.Session() as s:
+                assert not s.closed
+            assert s.closed
+        """
+        return self._state.closed
+
+    def close(self) -> None:
+        """Release the library session and its catalogs; later calls raise :class:`SessionClosedError`.
+
+        Calls still running finish first (the last of them releases it).
+        Closing twice does nothing. Closing the default session only releases
+        its library session: the next call opens a new one with the same
+        configuration.
+
+        Example::
+
+            s = ig.Session(catalogs=cats)
+            try:
+                s.writeTo(df, "local.db.t").append()
+            finally:
+                s.close()
+        """
+        self._state.close()
+
+    def configure(
+        self,
+        catalogs: Mapping[str, Mapping[str, Any]] | None = None,
+        conf: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace this session's catalogs (PyIceberg property names) and conf; ``None`` resets one.
+
+        The library session in use is released (after the calls running on it
+        finish) and a new one is opened on the next call, capturing the
+        ``PYICEBERG_*`` variables of that moment. Values become strings
+        (``True`` -> ``"true"``).
+
+        Example::
+
+            s = ig.Session()
+            s.configure(catalogs={"local": {"type": "sql", "uri": "sqlite:////tmp/x/catalog.db",
+                                            "warehouse": "file:///tmp/x/wh"}},
+                        conf={"target-file-size-bytes": str(128 << 20)})
+        """
+        cats = _catalogs_map(catalogs) if catalogs is not None else None
+        cf = _str_map("conf", conf) if conf is not None else None
+        self._state.replace(cats, cf)
+
+    def session_document(self) -> dict[str, Any]:
+        """The session document (docs/abi.md#session) a library session opened now would get.
+
+        Example::
+
+            ig.Session(conf={"wap.id": "w1"}).session_document()["conf"]  # {"wap.id": "w1"}
+        """
+        with self._state.lock:
+            return self._state.document()
+
+    def writeTo(self, df: ArrowData, table: str) -> DataFrameWriterV2:
+        """Start a write of Arrow data ``df`` to ``table`` in this session (as :func:`pyiceberg_go.writeTo`).
+
+        Example::
+
+            r = s.writeTo(df, "local.db.events").partitionedBy(ig.days("ts")).createOrReplace()
+        """
+        from .writer import DataFrameWriterV2
+
+        return DataFrameWriterV2(df, table, session=self)
+
+    def table(self, identifier: str) -> Table:
+        """A lazy handle on the table ``[catalog.]namespace.table`` of this session.
+
+        Example::
+
+            n = s.table("local.db.events").to_arrow().num_rows
+        """
+        from .table import Table
+
+        return Table(identifier, session=self)
+
+    def mergeInto(
+        self,
+        source: ArrowData,
+        table: str,
+        condition: str | Column,
+        source_alias: str | None = None,
+        target_alias: str | None = None,
+    ) -> MergeIntoWriter:
+        """Start a MERGE INTO ``table`` USING ``source`` ON ``condition`` in this session.
+
+        Example::
+
+            s.mergeInto(df, "local.db.t", "target.id = source.id").whenMatched().updateAll().merge()
+        """
+        from .merge import MergeIntoWriter
+
+        return MergeIntoWriter(source, table, condition, source_alias, target_alias, session=self)
+
+    @contextlib.contextmanager
+    def _handle(self) -> Iterator[_Handle]:
+        h = self._state.acquire()
+        try:
+            yield h
+        finally:
+            self._state.done(h)
+
+    def _execute(self, request: Mapping[str, Any], data: object = None) -> dict[str, Any]:
+        """Run one request document with optional Arrow input on this session; see :func:`execute`."""
+        stream = InputStream(data) if data is not None else None
+        if in_memory(data):
+            request = {**request, "input_in_memory": True}
+        try:
+            with self._handle() as h:
+                doc = json.dumps(request).encode()
+                op = c_uintptr(0)
+                h.dll.pig_operation_new(ctypes.byref(op))
+                try:
+                    return _run(h.dll, h.value, doc, stream.address if stream else 0, op.value)
+                finally:
+                    h.dll.pig_operation_release(op.value)
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def _scan(self, request: Mapping[str, Any]) -> CapsuleType:
+        """Run pig_scan; the stream comes back in an ``arrow_array_stream`` capsule that owns it."""
+        doc = json.dumps(request).encode()
+        with self._handle() as h:
+            address = new_stream_struct()
+            try:
+                err = PigError()
+                status = h.dll.pig_scan(h.value, doc, address, ctypes.byref(err))
+                _native.raise_for(status, err)
+            except BaseException:
+                stream = ArrowArrayStream.from_address(address)
+                if stream.release:
+                    stream.release(ctypes.byref(stream))
+                free_struct(address)
+                raise
+            capsule: CapsuleType = stream_capsule(address)
+            return capsule
+
+
+_default = Session()
+_default._state.reopenable = True
+
+
+def default_session() -> Session:
+    """The session the module-level functions use (``ig.writeTo``, ``ig.table``, ``ig.configure``, ...).
+
+    It is never closed for good: :meth:`Session.close` releases its library
+    session and the next call opens a new one with the same configuration.
+
+    Example::
+
+        s = ig.default_session()
+        assert ig.table("local.db.t").session is s
+    """
+    return _default
+
+
+def session_document() -> dict[str, Any]:
+    """The session document (docs/abi.md#session) the default session would be opened with now.
+
+    Example::
+
+        session_document()["home"]
+    """
+    return default_session().session_document()
 
 
 def configure(
     catalogs: Mapping[str, Mapping[str, Any]] | None = None,
     conf: Mapping[str, Any] | None = None,
 ) -> None:
-    """Replace the default session: explicit catalogs (PyIceberg property names) and session conf.
+    """Replace the default session's catalogs (PyIceberg property names) and session conf.
 
-    The new session is opened lazily on the next call, and it captures the
-    ``PYICEBERG_*`` environment variables as they are at that moment.
-    Values are turned into strings (``True`` -> ``"true"``).
+    The new library session is opened lazily on the next call, and it captures
+    the ``PYICEBERG_*`` environment variables as they are at that moment.
+    Values are turned into strings (``True`` -> ``"true"``). Calls running on
+    the previous library session finish before it is released.
 
     ``conf={"spark.sql.session.timeZone": "Europe/Paris"}`` (or ``"session.timeZone"``)
     sets the session time zone, UTC by default: timestamps without a time zone are
@@ -85,37 +428,21 @@ def configure(
             conf={"target-file-size-bytes": str(128 << 20)},
         )
     """
-    global _catalogs, _conf
-    cats = None
-    if catalogs is not None:
-        cats = {str(name): _str_map(f"catalogs[{name!r}]", props) for name, props in catalogs.items()}
-    cf = _str_map("conf", conf) if conf is not None else None
-    with _lock:
-        _close_session_locked()
-        _catalogs, _conf = cats, cf
+    default_session().configure(catalogs, conf)
 
 
-def _close_session_locked() -> None:
-    global _session
-    if _session and _session_pid == os.getpid() and _native.is_loaded():
-        _native.lib().pig_session_release(_session)
-    _session = 0
+def execute(request: Mapping[str, Any], data: object = None) -> dict[str, Any]:
+    """Run one request document (docs/abi.md#request) on the default session; return the result.
 
+    The call runs on a worker thread so that Ctrl-C works: on KeyboardInterrupt
+    the operation is cancelled (nothing is committed), the worker is awaited
+    and KeyboardInterrupt is raised again.
 
-def session() -> int:
-    """The handle of the default session, opening it on first use."""
-    global _session, _session_pid
-    dll = _native.lib()
-    with _lock:
-        if _session and _session_pid == os.getpid():
-            return _session
-        doc = json.dumps(session_document()).encode()
-        out = c_uintptr(0)
-        err = PigError()
-        status = dll.pig_session_new(doc, ctypes.byref(out), ctypes.byref(err))
-        _native.raise_for(status, err)
-        _session, _session_pid = out.value, os.getpid()
-        return _session
+    Example::
+
+        execute({"op": "snapshots", "table": "local.db.events"})
+    """
+    return default_session()._execute(request, data)
 
 
 def set_runtime(
@@ -196,35 +523,6 @@ def in_memory(data: object) -> bool:
     return (t.__module__.split(".")[0], t.__qualname__) in _IN_MEMORY
 
 
-def execute(request: Mapping[str, Any], data: object = None) -> dict[str, Any]:
-    """Run one request document (docs/abi.md#request) with optional Arrow input; return the result.
-
-    The call runs on a worker thread so that Ctrl-C works: on KeyboardInterrupt
-    the operation is cancelled (nothing is committed), the worker is awaited
-    and KeyboardInterrupt is raised again.
-
-    Example::
-
-        execute({"op": "snapshots", "table": "local.db.events"})
-    """
-    stream = InputStream(data) if data is not None else None
-    if in_memory(data):
-        request = {**request, "input_in_memory": True}
-    try:
-        dll = _native.lib()
-        sess = session()
-        doc = json.dumps(request).encode()
-        op = c_uintptr(0)
-        dll.pig_operation_new(ctypes.byref(op))
-        try:
-            return _run(dll, sess, doc, stream.address if stream else 0, op.value)
-        finally:
-            dll.pig_operation_release(op.value)
-    finally:
-        if stream is not None:
-            stream.close()
-
-
 def _run(dll: ctypes.CDLL, sess: int, doc: bytes, stream: int, op: int) -> dict[str, Any]:
     out = ctypes.c_void_p()
     err = PigError()
@@ -273,19 +571,3 @@ def _run(dll: ctypes.CDLL, sess: int, doc: bytes, stream: int, op: int) -> dict[
             + (f" (snapshot {result['snapshot_id']} committed)" if result.get("snapshot_id") else "")
         )
     return result
-
-
-def scan_stream(request: Mapping[str, Any]) -> ArrowArrayStream:
-    """Run pig_scan and return the filled stream (the caller imports and releases it).
-
-    Example::
-
-        s = scan_stream({"table": "local.db.events"})
-    """
-    dll = _native.lib()
-    sess = session()
-    stream = ArrowArrayStream()
-    err = PigError()
-    status = dll.pig_scan(sess, json.dumps(request).encode(), ctypes.byref(stream), ctypes.byref(err))
-    _native.raise_for(status, err)
-    return stream

@@ -188,6 +188,39 @@ class ForkSafetyError(IcebergGoError):
     status = -1
 
 
+class SessionClosedError(IcebergGoError, RuntimeError):
+    """A closed :class:`pyiceberg_go.Session` (or a builder or table handle of one) was used.
+
+    Raised by this package, not the library (``status`` is -1).
+
+    Example::
+
+        with ig.Session() as s:
+            t = s.table("local.db.t")
+        with pytest.raises(ig.SessionClosedError):
+            t.snapshots()
+    """
+
+    status = -1
+
+
+class StreamConsumedError(IcebergGoError, RuntimeError):
+    """A :class:`pyiceberg_go.ScanStream` was read (or closed) already: a stream is read once.
+
+    Raised by this package, not the library (``status`` is -1). Call
+    ``table.scan(...)`` again for another stream.
+
+    Example::
+
+        s = ig.table("local.db.t").scan()
+        pa.table(s)
+        with pytest.raises(ig.StreamConsumedError):
+            pa.table(s)
+    """
+
+    status = -1
+
+
 _BY_STATUS: Final[dict[int, type[IcebergGoError]]] = {
     cls.status: cls
     for cls in (

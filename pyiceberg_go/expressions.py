@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import math
+from collections.abc import Collection
 from typing import Any, Union
 
 
@@ -175,18 +176,19 @@ class Column:
         """
         return Column(f"({self.sql} IS NOT NULL)")
 
-    def isin(self, *values: Operand) -> Column:
-        """``col IN (v1, v2, ...)``; also takes one list or tuple.
+    def isin(self, *values: Operand | Collection[Operand]) -> Column:
+        """``col IN (v1, v2, ...)``; also takes one list, tuple or set.
 
         Example::
 
             ig.col("level").isin("DEBUG", "TRACE")
         """
+        items: tuple[Any, ...] = values
         if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):
-            values = tuple(values[0])
-        if not values:
+            items = tuple(values[0])
+        if not items:
             raise ValueError("isin() needs at least one value")
-        return Column(f"({self.sql} IN ({', '.join(_sql(v) for v in values)}))")
+        return Column(f"({self.sql} IN ({', '.join(_sql(v) for v in items)}))")
 
     def between(self, lower: Operand, upper: Operand) -> Column:
         """``col BETWEEN lower AND upper`` (both ends included).
@@ -260,7 +262,7 @@ def expr(sql: str) -> Column:
     return Column(f"({sql})")
 
 
-def to_sql(e: Union[Column, str], what: str) -> str:
+def to_sql(e: Column | str, what: str) -> str:
     """The SQL text of a filter or value given as a Column or a str.
 
     Example::

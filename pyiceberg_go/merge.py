@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from . import _session
 from .expressions import Column, _literal, to_sql
-from .writer import WriteResult
+from .results import WriteResult
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._typing import ArrowData
 
 #: A condition or value: Spark SQL text or an ``ig.col``/``ig.lit`` expression.
-Expression = Union[str, Column]
+Expression: TypeAlias = str | Column
 
 
 def _value(v: Any) -> str:
@@ -158,16 +162,36 @@ class MergeIntoWriter:
            .merge())
     """
 
-    def __init__(self, source: object, table: str, condition: Expression, source_alias: str | None, target_alias: str | None) -> None:
+    def __init__(
+        self,
+        source: ArrowData,
+        table: str,
+        condition: Expression,
+        source_alias: str | None = None,
+        target_alias: str | None = None,
+        session: Session | None = None,
+    ) -> None:
         if not isinstance(table, str):
             raise TypeError(f"the table identifier must be a str, got {type(table).__name__}")
         self._source = source
         self._table = table
+        self._session = session if session is not None else _session.default_session()
         self._on = to_sql(condition, "merge condition")
         self._aliases = {"source_alias": source_alias, "target_alias": target_alias}
         self._clauses: list[dict[str, Any]] = []
         self._schema_evolution = False
         self._options: dict[str, str] = {}
+
+    @property
+    def session(self) -> Session:
+        """The session the merge runs in (the one :func:`mergeInto` or ``Session.mergeInto`` was called on).
+
+        Example::
+
+            s = ig.Session()
+            assert s.mergeInto(df, "local.db.t", "target.id = source.id").session is s
+        """
+        return self._session
 
     def whenMatched(self, condition: Expression | None = None) -> WhenMatched:
         """Start a WHEN MATCHED [AND condition] clause.
@@ -244,34 +268,41 @@ class MergeIntoWriter:
         """
         if not self._clauses:
             raise ValueError("merge() needs at least one whenMatched/whenNotMatched/whenNotMatchedBySource clause")
-        return WriteResult.from_document(_session.execute(self.request_document(), self._source))
+        return WriteResult.from_document(self._session._execute(self.request_document(), self._source))
 
 
 def mergeInto(
-    source: object,
+    source: ArrowData,
     table: str,
     condition: Expression,
     source_alias: str | None = None,
     target_alias: str | None = None,
 ) -> MergeIntoWriter:
-    """Start a MERGE INTO ``table`` USING ``source`` (any Arrow data) ON ``condition``.
+    """Start a MERGE INTO ``table`` USING ``source`` (any Arrow data) ON ``condition``, in the default session.
 
     Example::
 
-        ig.mergeInto(df, "local.db.t", "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
+        (ig.mergeInto(df, "local.db.t", "target.id = source.id")
+           .whenMatched().updateAll()
+           .whenNotMatched().insertAll()
+           .merge())
     """
-    return MergeIntoWriter(source, table, condition, source_alias, target_alias)
+    return _session.default_session().mergeInto(source, table, condition, source_alias, target_alias)
 
 
-def upsert(table: str, df: object, join_cols: Sequence[str]) -> WriteResult:
+def _quote(name: str) -> str:
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+def upsert(table: str, df: ArrowData, join_cols: Sequence[str], session: Session | None = None) -> WriteResult:
     """PyIceberg-style upsert: rows matching on ``join_cols`` are updated, the others inserted.
 
     Example::
 
-        ig.upsert("local.db.t", df, ["id"])
+        upsert("local.db.t", df, ["id"])  # or ig.table("local.db.t").upsert(df, ["id"])
     """
     if isinstance(join_cols, str) or not join_cols:
         raise ValueError("upsert() needs a non-empty list of join columns")
-    q = lambda c: "`" + str(c).replace("`", "``") + "`"  # noqa: E731
-    on = " AND ".join(f"target.{q(c)} = source.{q(c)}" for c in join_cols)
-    return mergeInto(df, table, on).whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    on = " AND ".join(f"target.{_quote(c)} = source.{_quote(c)}" for c in join_cols)
+    writer = MergeIntoWriter(df, table, on, session=session)
+    return writer.whenMatched().updateAll().whenNotMatched().insertAll().merge()

@@ -1,33 +1,28 @@
-"""``table``: a lazy handle on an Iceberg table for reading and inspecting it."""
+"""``table``: a lazy handle on an Iceberg table for reading, inspecting and changing it."""
 
 from __future__ import annotations
 
-import ctypes
-from collections.abc import Sequence
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Union
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from . import _session
 from .expressions import Column, _literal, to_sql
-from .writer import WriteResult
+from .results import RefInfo, RefRemoval, RefResult, SnapshotInfo, WriteResult
+from .scan import ScanStream, _require_pyarrow
 
 if TYPE_CHECKING:
     import pyarrow
 
-
-def _require_pyarrow() -> Any:
-    try:
-        import pyarrow
-    except ImportError as e:
-        raise ImportError(
-            "Table.to_arrow() returns a pyarrow.Table and needs pyarrow: "
-            "pip install 'pyiceberg-go[pyarrow]'"
-        ) from e
-    return pyarrow
+    from ._session import Session
+    from ._typing import ArrowData
 
 
 class Table:
     """A lazy handle on a table: nothing is read until a method is called.
+
+    It belongs to the session it came from (``ig.table(...)``: the default
+    session; ``session.table(...)``: that one).
 
     Example::
 
@@ -35,20 +30,37 @@ class Table:
         print(len(t.snapshots()), t.to_arrow(columns=["id"]).num_rows)
     """
 
-    def __init__(self, identifier: str) -> None:
+    def __init__(self, identifier: str, session: Session | None = None) -> None:
         if not isinstance(identifier, str):
             raise TypeError(f"the table identifier must be a str, got {type(identifier).__name__}")
         self.identifier = identifier
+        self._session = session if session is not None else _session.default_session()
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r})"
 
-    def scan_document(self, snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> dict[str, Any]:
-        """The scan document (docs/abi.md#scan) that :meth:`to_arrow` sends.
+    @property
+    def session(self) -> Session:
+        """The session this handle reads and writes through.
 
         Example::
 
-            ig.table("local.db.t").scan_document(columns=["id"])
+            s = ig.Session()
+            assert s.table("local.db.t").session is s
+        """
+        return self._session
+
+    def scan_document(
+        self,
+        snapshot_id: int | None = None,
+        columns: Sequence[str] | None = None,
+        where: str | Column | None = None,
+    ) -> dict[str, Any]:
+        """The scan document (docs/abi.md#scan) that :meth:`scan` and :meth:`to_arrow` send.
+
+        Example::
+
+            ig.table("local.db.t").scan_document(columns=["id"], where="id > 10")
         """
         doc: dict[str, Any] = {"table": self.identifier}
         if snapshot_id is not None:
@@ -57,7 +69,29 @@ class Table:
             if isinstance(columns, str):
                 raise TypeError("columns must be a sequence of column names, not a str")
             doc["columns"] = [str(c) for c in columns]
+        if where is not None:
+            doc["filter"] = to_sql(where, "scan filter")
         return doc
+
+    def scan(
+        self,
+        columns: Sequence[str] | None = None,
+        where: str | Column | None = None,
+        snapshot_id: int | None = None,
+    ) -> ScanStream:
+        """Open a scan of the table (its current snapshot, or ``snapshot_id``) as an Arrow C stream.
+
+        ``columns`` selects columns (nested with dots); ``where`` keeps the rows
+        matching a Spark SQL filter (text or ``ig.col`` expression, as in
+        :meth:`delete`). The result is read once by any Arrow consumer, with or
+        without pyarrow; see :class:`ScanStream`.
+
+        Example::
+
+            import polars as pl
+            df = pl.DataFrame(ig.table("local.db.events").scan(columns=["id", "ts"], where="id > 100"))
+        """
+        return ScanStream(self._session, self.scan_document(snapshot_id, columns, where))
 
     def to_arrow(self, snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> pyarrow.Table:
         """Read the table (its current snapshot, or ``snapshot_id``) into a pyarrow Table.
@@ -67,29 +101,22 @@ class Table:
             t = ig.table("local.db.events")
             old = t.to_arrow(snapshot_id=t.snapshots()[0]["snapshot_id"], columns=["id", "ts"])
         """
-        pa = _require_pyarrow()
-        stream = _session.scan_stream(self.scan_document(snapshot_id, columns))
-        try:
-            reader = pa.RecordBatchReader._import_from_c(ctypes.addressof(stream))
-            return reader.read_all()
-        finally:
-            if stream.release:  # import failed before moving it
-                stream.release(ctypes.byref(stream))
+        _require_pyarrow("Table.to_arrow()")
+        return self.scan(columns=columns, snapshot_id=snapshot_id).to_arrow()
 
-    def snapshots(self) -> list[dict[str, Any]]:
-        """The table's snapshots, oldest first: ``snapshot_id``, ``parent_id``, ``timestamp_ms``,
-        ``operation`` and ``summary``.
+    def snapshots(self) -> list[SnapshotInfo]:
+        """The table's snapshots, oldest first (:class:`SnapshotInfo`: ``snapshot_id``, ``parent_id``,
+        ``timestamp_ms``, ``operation``, ``summary``, ``current``).
 
         Example::
 
             for s in ig.table("local.db.events").snapshots():
                 print(s["snapshot_id"], s["operation"], s["summary"].get("added-records"))
         """
-        doc = _session.execute({"op": "snapshots", "table": self.identifier})
-        return list(doc.get("snapshots") or [])
+        doc = self._session._execute({"op": "snapshots", "table": self.identifier})
+        return [cast(SnapshotInfo, dict(s)) for s in doc.get("snapshots") or []]
 
-
-    def delete(self, where: Union[str, Column], options: Mapping[str, Any] | None = None) -> WriteResult:
+    def delete(self, where: str | Column, options: Mapping[str, Any] | None = None) -> WriteResult:
         """Delete the rows matching ``where`` (DELETE FROM ... WHERE).
 
         Files whose rows all match are dropped from metadata; files matching in
@@ -104,26 +131,43 @@ class Table:
         """
         doc = self._row_document("delete", options)
         doc["filter"] = to_sql(where, "delete condition")
-        return WriteResult.from_document(_session.execute(doc))
+        return WriteResult.from_document(self._session._execute(doc))
 
     def update(
-        self, set: Mapping[str, Any], where: Union[str, Column, None] = None, options: Mapping[str, Any] | None = None
+        self,
+        assignments: Mapping[str, Any] | None = None,
+        where: str | Column | None = None,
+        options: Mapping[str, Any] | None = None,
+        **deprecated: Any,
     ) -> WriteResult:
         """Set columns on the rows matching ``where`` (UPDATE ... SET ... WHERE); all rows without ``where``.
 
-        Each value is a SQL expression (a str such as ``"price * 2"``), an
-        ``ig.col``/``ig.lit`` expression, or a plain Python value (a literal;
-        wrap strings meant as literals in ``ig.lit``). Values are converted to
-        the column's type by Spark's ANSI store-assignment rules.
+        ``assignments`` maps columns to values: SQL expressions (a str such as
+        ``"price * 2"``), ``ig.col``/``ig.lit`` expressions, or plain Python
+        values (literals; wrap strings meant as literals in ``ig.lit``). Values
+        are converted to the column's type by Spark's ANSI store-assignment
+        rules. The keyword ``set=`` (the former name) still works for one
+        release, with a DeprecationWarning.
 
         Example::
 
             ig.table("local.db.items").update({"price": "price * 1.1", "note": ig.lit("raised")}, where="cat = 'a'")
         """
-        if not isinstance(set, Mapping) or not set:
+        if "set" in deprecated:
+            if assignments is not None:
+                raise TypeError("update() got both assignments and the deprecated set=")
+            warnings.warn(
+                "Table.update(set=...) is deprecated: pass the mapping positionally or as assignments=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            assignments = deprecated.pop("set")
+        if deprecated:
+            raise TypeError(f"update() got unexpected keyword arguments: {', '.join(sorted(deprecated))}")
+        if not isinstance(assignments, Mapping) or not assignments:
             raise ValueError("update() needs a non-empty mapping of column -> value")
         values: dict[str, str] = {}
-        for k, v in set.items():
+        for k, v in assignments.items():
             if not isinstance(k, str):
                 raise TypeError(f"update() column names must be str, got {k!r}")
             values[k] = v.sql if isinstance(v, Column) else v if isinstance(v, str) else _literal(v)
@@ -131,9 +175,9 @@ class Table:
         doc["set"] = values
         if where is not None:
             doc["filter"] = to_sql(where, "update condition")
-        return WriteResult.from_document(_session.execute(doc))
+        return WriteResult.from_document(self._session._execute(doc))
 
-    def upsert(self, df: object, join_cols: Sequence[str]) -> WriteResult:
+    def upsert(self, df: ArrowData, join_cols: Sequence[str]) -> WriteResult:
         """PyIceberg-style upsert built on merge: rows matching on ``join_cols`` are updated, others inserted.
 
         Example::
@@ -143,19 +187,20 @@ class Table:
         """
         from .merge import upsert
 
-        return upsert(self.identifier, df, join_cols)
+        return upsert(self.identifier, df, join_cols, session=self._session)
 
-    def refs(self) -> dict[str, dict[str, Any]]:
-        """The table's branches and tags: name -> ``{"type": "branch" | "tag", "snapshot_id": int}``.
+    def refs(self) -> dict[str, RefInfo]:
+        """The table's branches and tags: name -> :class:`RefInfo` (``type``: ``"branch"`` or ``"tag"``,
+        ``snapshot_id``).
 
         Example::
 
             heads = {n: r["snapshot_id"] for n, r in ig.table("local.db.t").refs().items() if r["type"] == "branch"}
         """
-        doc = _session.execute({"op": "refs", "table": self.identifier})
-        return dict(doc.get("refs") or {})
+        doc = self._session._execute({"op": "refs", "table": self.identifier})
+        return {str(name): cast(RefInfo, dict(r)) for name, r in (doc.get("refs") or {}).items()}
 
-    def create_branch(self, name: str, snapshot_id: int | None = None) -> dict[str, Any]:
+    def create_branch(self, name: str, snapshot_id: int | None = None) -> RefResult:
         """Create branch ``name`` at ``snapshot_id`` (default: main's head); it must not exist.
 
         Write to it through the identifier ``<table>.branch_<name>``.
@@ -165,43 +210,43 @@ class Table:
             ig.table("local.db.t").create_branch("audit")
             ig.writeTo(df, "local.db.t.branch_audit").append()
         """
-        return self._ref_document("create_branch", ref=name, snapshot_id=snapshot_id)
+        return cast(RefResult, self._ref_document("create_branch", ref=name, snapshot_id=snapshot_id))
 
-    def create_tag(self, name: str, snapshot_id: int | None = None) -> dict[str, Any]:
+    def create_tag(self, name: str, snapshot_id: int | None = None) -> RefResult:
         """Create tag ``name`` at ``snapshot_id`` (default: main's head); read it as ``<table>.tag_<name>``.
 
         Example::
 
             ig.table("local.db.t").create_tag("2024-q1")
         """
-        return self._ref_document("create_tag", ref=name, snapshot_id=snapshot_id)
+        return cast(RefResult, self._ref_document("create_tag", ref=name, snapshot_id=snapshot_id))
 
-    def fast_forward(self, branch: str, to: str) -> dict[str, Any]:
+    def fast_forward(self, branch: str, to: str) -> RefResult:
         """Move ``branch`` to the head of ref ``to``; ``branch``'s head must be an ancestor of it.
 
         Example::
 
             ig.table("local.db.t").fast_forward("main", "audit")
         """
-        return self._ref_document("fast_forward", ref=branch, to=to)
+        return cast(RefResult, self._ref_document("fast_forward", ref=branch, to=to))
 
-    def remove_branch(self, name: str) -> dict[str, Any]:
+    def remove_branch(self, name: str) -> RefRemoval:
         """Remove branch ``name`` (not ``main``).
 
         Example::
 
             ig.table("local.db.t").remove_branch("audit")
         """
-        return self._ref_document("remove_branch", ref=name)
+        return cast(RefRemoval, self._ref_document("remove_branch", ref=name))
 
-    def remove_tag(self, name: str) -> dict[str, Any]:
+    def remove_tag(self, name: str) -> RefRemoval:
         """Remove tag ``name``.
 
         Example::
 
             ig.table("local.db.t").remove_tag("2024-q1")
         """
-        return self._ref_document("remove_tag", ref=name)
+        return cast(RefRemoval, self._ref_document("remove_tag", ref=name))
 
     def cherrypick(self, snapshot_id: int) -> WriteResult:
         """Apply snapshot ``snapshot_id`` (typically a staged WAP write) onto main, as Iceberg's cherrypick.
@@ -215,7 +260,8 @@ class Table:
             staged = [s for s in ig.table("local.db.t").snapshots() if "wap.id" in s["summary"]]
             ig.table("local.db.t").cherrypick(staged[-1]["snapshot_id"])
         """
-        return WriteResult.from_document(_session.execute({"op": "cherrypick", "table": self.identifier, "snapshot_id": int(snapshot_id)}))
+        doc = {"op": "cherrypick", "table": self.identifier, "snapshot_id": int(snapshot_id)}
+        return WriteResult.from_document(self._session._execute(doc))
 
     def publish(self, wap_id: str) -> WriteResult:
         """Cherry-pick the staged snapshot written with session ``wap.id`` = ``wap_id`` (Spark's publish_changes).
@@ -226,7 +272,8 @@ class Table:
             ig.writeTo(df, "local.db.t").append()     # staged, main unchanged
             ig.table("local.db.t").publish("job-42")  # now on main
         """
-        return WriteResult.from_document(_session.execute({"op": "publish", "table": self.identifier, "wap_id": str(wap_id)}))
+        doc = {"op": "publish", "table": self.identifier, "wap_id": str(wap_id)}
+        return WriteResult.from_document(self._session._execute(doc))
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):
@@ -236,7 +283,7 @@ class Table:
             doc["to"] = to
         if snapshot_id is not None:
             doc["snapshot_id"] = int(snapshot_id)
-        return _session.execute(doc)
+        return self._session._execute(doc)
 
     def _row_document(self, op: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
         doc: dict[str, Any] = {"op": op, "table": self.identifier}
@@ -246,10 +293,10 @@ class Table:
 
 
 def table(identifier: str) -> Table:
-    """A lazy handle on the table ``[catalog.]namespace.table``.
+    """A lazy handle on the table ``[catalog.]namespace.table`` of the default session.
 
     Example::
 
         rows = ig.table("local.db.events").to_arrow().num_rows
     """
-    return Table(identifier)
+    return _session.default_session().table(identifier)

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Union
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from . import _session
 from .expressions import Column, to_sql
+from .results import WriteResult
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._typing import ArrowData
+
+__all__ = [
+    "DataFrameWriterV2",
+    "PartitionColumn",
+    "PartitionTransform",
+    "SortTerm",
+    "WriteResult",
+    "asc",
+    "bucket",
+    "days",
+    "desc",
+    "hours",
+    "months",
+    "truncate",
+    "writeTo",
+    "years",
+]
+
 
 @dataclass(frozen=True)
 class PartitionTransform:
@@ -48,7 +71,7 @@ class PartitionTransform:
 
 
 #: A sort term: ``"col"``, ``"col DESC NULLS LAST"``, ``"days(ts) DESC"`` or a transform.
-SortTerm = Union[str, PartitionTransform]
+SortTerm: TypeAlias = str | PartitionTransform
 
 
 def _sort_term(term: SortTerm, fn: str) -> str:
@@ -80,7 +103,7 @@ def desc(term: SortTerm, nulls_first: bool = False) -> str:
 
 
 #: A partition column: a name (identity) or a transform.
-PartitionColumn = Union[str, PartitionTransform]
+PartitionColumn: TypeAlias = str | PartitionTransform
 
 
 def _column(col: str, fn: str) -> str:
@@ -155,46 +178,6 @@ def truncate(width: int, col: str) -> PartitionTransform:
     return PartitionTransform(f"truncate[{_positive(width, 'width', 'truncate')}]", _column(col, "truncate"))
 
 
-@dataclass(frozen=True)
-class WriteResult:
-    """What a write committed: the snapshot, its summary and the write's metrics.
-
-    ``metrics`` holds ``rows``, ``files``, ``bytes`` and ``seconds``.
-
-    Example::
-
-        r = ig.writeTo(df, "local.db.events").append()
-        print(r.snapshot_id, r.operation, r.summary["added-records"], r.metrics["rows"])
-    """
-
-    table: str
-    operation: str
-    snapshot_id: int | None
-    summary: dict[str, str] = field(default_factory=dict)
-    metrics: dict[str, Any] = field(default_factory=dict)
-    #: A merge's counts: ``num-target-rows-copied``, ``-deleted``, ``-updated``, ``-inserted``,
-    #: ``-matched-updated``, ``-matched-deleted``, ``-not-matched-by-source-updated``, ``-deleted``.
-    merge: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def from_document(cls, doc: Mapping[str, Any]) -> WriteResult:
-        """Build a result from the library's result document (docs/abi.md#result).
-
-        Example::
-
-            WriteResult.from_document({"table": "db.t", "operation": "append", "snapshot_id": 1})
-        """
-        sid = doc.get("snapshot_id")
-        return cls(
-            table=str(doc.get("table", "")),
-            operation=str(doc.get("operation", "")),
-            snapshot_id=int(sid) if sid is not None else None,
-            summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
-            metrics=dict(doc.get("metrics") or {}),
-            merge={str(k): int(v) for k, v in (doc.get("merge") or {}).items()},
-        )
-
-
 class DataFrameWriterV2:
     """Builder for a write of ``df`` to an Iceberg table; methods chain like PySpark's.
 
@@ -211,16 +194,28 @@ class DataFrameWriterV2:
            .createOrReplace())
     """
 
-    def __init__(self, df: object, table: str) -> None:
+    def __init__(self, df: ArrowData, table: str, session: Session | None = None) -> None:
         if not isinstance(table, str):
             raise TypeError(f"the table identifier must be a str, got {type(table).__name__}")
         self._df = df
         self._table = table
+        self._session = session if session is not None else _session.default_session()
         self._partition_by: list[PartitionTransform] | None = None
         self._properties: dict[str, str] = {}
         self._location: str | None = None
         self._options: dict[str, str] = {}
         self._sort_order: list[str] | None = None
+
+    @property
+    def session(self) -> Session:
+        """The session this write runs in (the one :func:`writeTo` or ``Session.writeTo`` was called on).
+
+        Example::
+
+            s = ig.Session()
+            assert s.writeTo(df, "local.db.t").session is s
+        """
+        return self._session
 
     def using(self, provider: str) -> DataFrameWriterV2:
         """Accepted for PySpark compatibility; only ``"iceberg"`` is allowed.
@@ -254,17 +249,33 @@ class DataFrameWriterV2:
             self.option(k, v)
         return self
 
-    def tableProperty(self, property: str, value: Any) -> DataFrameWriterV2:
+    def tableProperty(self, key: str | None = None, value: Any = None, **deprecated: Any) -> DataFrameWriterV2:
         """Set a table property of the table being created or replaced; ``"location"`` sets its location.
+
+        The keyword ``property=`` (the former name of ``key``, PySpark's) still
+        works for one release, with a DeprecationWarning.
 
         Example::
 
             ig.writeTo(df, "local.db.t").tableProperty("format-version", "3").create()
         """
-        if property == "location":
+        if "property" in deprecated:
+            if key is not None:
+                raise TypeError("tableProperty() got both key and the deprecated property=")
+            warnings.warn(
+                "tableProperty(property=...) is deprecated: pass the name positionally or as key=",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            key = deprecated.pop("property")
+        if deprecated:
+            raise TypeError(f"tableProperty() got unexpected keyword arguments: {', '.join(sorted(deprecated))}")
+        if key is None:
+            raise TypeError("tableProperty() needs a property name")
+        if key == "location":
             self._location = _session._option_value(value)
         else:
-            self._properties[str(property)] = _session._option_value(value)
+            self._properties[str(key)] = _session._option_value(value)
         return self
 
     def partitionedBy(self, col: PartitionColumn, *cols: PartitionColumn) -> DataFrameWriterV2:
@@ -325,7 +336,7 @@ class DataFrameWriterV2:
         return doc
 
     def _write(self, op: str) -> WriteResult:
-        return WriteResult.from_document(_session.execute(self.request_document(op), self._df))
+        return WriteResult.from_document(self._session._execute(self.request_document(op), self._df))
 
     def create(self) -> WriteResult:
         """Create the table with the data (CREATE TABLE AS SELECT); fails if it exists.
@@ -377,7 +388,7 @@ class DataFrameWriterV2:
         """
         return self._write("overwritePartitions")
 
-    def overwrite(self, condition: Union[str, Column]) -> WriteResult:
+    def overwrite(self, condition: str | Column) -> WriteResult:
         """Delete the rows matching ``condition`` and add the data, in one snapshot.
 
         Files whose rows all match are dropped; files that match in part are
@@ -391,14 +402,15 @@ class DataFrameWriterV2:
         """
         doc = self.request_document("overwrite")
         doc["filter"] = to_sql(condition, "overwrite condition")
-        return WriteResult.from_document(_session.execute(doc, self._df))
+        return WriteResult.from_document(self._session._execute(doc, self._df))
 
 
-def writeTo(df: object, table: str) -> DataFrameWriterV2:
-    """Start a write of Arrow data ``df`` to ``table`` (``[catalog.]namespace.table``).
+def writeTo(df: ArrowData, table: str) -> DataFrameWriterV2:
+    """Start a write of Arrow data ``df`` to ``table`` (``[catalog.]namespace.table``) in the default session.
 
-    ``df`` is anything exporting Arrow data: a pyarrow Table, RecordBatch or
-    RecordBatchReader, a polars or pandas DataFrame, a DuckDB relation, or an
+    ``df`` is anything exporting Arrow data (:data:`pyiceberg_go.ArrowData`): a
+    pyarrow Table, RecordBatch or RecordBatchReader, a polars or pandas
+    DataFrame, a DuckDB relation, a :class:`pyiceberg_go.ScanStream`, or an
     ``arrow_array_stream`` PyCapsule. A stream is consumed by the write.
 
     Example::
@@ -406,4 +418,4 @@ def writeTo(df: object, table: str) -> DataFrameWriterV2:
         import pyiceberg_go as ig
         r = ig.writeTo(df, "local.db.events").partitionedBy(ig.days("ts")).createOrReplace()
     """
-    return DataFrameWriterV2(df, table)
+    return _session.default_session().writeTo(df, table)

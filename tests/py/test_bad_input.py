@@ -10,6 +10,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
 import pyiceberg_go as ig
+
 from conftest import sample, snapshot_ids
 
 

@@ -9,6 +9,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pyiceberg_go as ig
+
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
 T = "local.db.t"

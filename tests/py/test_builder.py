@@ -9,6 +9,7 @@ import pytest
 
 import pyiceberg_go as ig
 from pyiceberg_go import _session
+
 from conftest import run_python
 
 

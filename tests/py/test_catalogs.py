@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, duckdb_scan
 from servers import (  # noqa: F401
     RecordingProxy,
@@ -117,7 +118,7 @@ def test_write_operations_round_trip(kind: str, tmp_path: Path, s3_server: S3Ser
     name, ident = f"{CAT}.{unique}.events", f"{unique}.events"
 
     # create (partitioned), atomically with its data
-    ref = rows(range(0, 40))
+    ref = rows(range(40))
     res = ig.writeTo(ref, name).partitionedBy("p").create()
     assert res.snapshot_id is not None
     t = pcat.load_table(ident)
@@ -144,10 +145,10 @@ def test_write_operations_round_trip(kind: str, tmp_path: Path, s3_server: S3Ser
 
     # merge (upsert on id): half of the source matches existing rows
     existing = ref.column("id").to_pylist()
-    src = rows(range(0, 10), seed=3)
+    src = rows(range(10), seed=3)
     src = pa.concat_tables([src, rows(range(1000, 1005), seed=3)])
     src = src.filter(pc.is_in(pc.field("id"), pa.array(existing[:5] + list(range(1000, 1005)), pa.int64())))
-    assert 0 < src.num_rows
+    assert src.num_rows > 0
     ig.table(name).upsert(src, ["id"])
     ref = pa.concat_tables([ref.filter(~pc.is_in(pc.field("id"), src.column("id"))), src])
     check(pcat, ident, local, ref)
@@ -363,11 +364,11 @@ def snapshot_count(props: dict[str, str], ident: str) -> int:
 
 FAULTS = {
     # every object PUT answers 500: the SDK's retries all fail
-    "every-put-500": dict(fail_status=500, fail_code="InternalError"),
+    "every-put-500": {"fail_status": 500, "fail_code": "InternalError"},
     # the second data file is throttled for good, after others were uploaded
-    "second-data-file-slowdown": dict(fail_status=503, fail_code="SlowDown", fail_suffix=".parquet", fail_nth=2),
+    "second-data-file-slowdown": {"fail_status": 503, "fail_code": "SlowDown", "fail_suffix": ".parquet", "fail_nth": 2},
     # every data file is uploaded, then the first manifest fails
-    "first-manifest-500": dict(fail_status=500, fail_code="InternalError", fail_suffix=".avro", fail_nth=1),
+    "first-manifest-500": {"fail_status": 500, "fail_code": "InternalError", "fail_suffix": ".avro", "fail_nth": 1},
 }
 
 
@@ -681,7 +682,7 @@ def test_rest_prefix_is_sent(tmp_path: Path, s3_server: S3Server, rest_server: R
         props = {"type": "rest", "uri": proxy.uri, "prefix": "tenant7", "warehouse": str(tmp_path / "wh")}
         (tmp_path / "wh").mkdir()
         ig.configure(catalogs={CAT: props})
-        ig.writeTo(rows(range(0, 5)), f"{CAT}.{unique}.p").create()
+        ig.writeTo(rows(range(5)), f"{CAT}.{unique}.p").create()
         ig.writeTo(rows(range(5, 9)), f"{CAT}.{unique}.p").append()
         paths = [r[1] for r in proxy.requests]
         table_calls = [p for p in paths if "/namespaces" in p]
@@ -690,4 +691,4 @@ def test_rest_prefix_is_sent(tmp_path: Path, s3_server: S3Server, rest_server: R
         proxy.stop()
     direct = {"type": "rest", "uri": rest_server.uri}
     got = pyiceberg_catalog(direct).load_table(f"{unique}.p").scan().to_arrow()
-    assert_same_rows(got.select(["id", "x", "p", "label"]), rows(range(0, 9)))
+    assert_same_rows(got.select(["id", "x", "p", "label"]), rows(range(9)))

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import CatalogDir
 from servers import RestServer, S3Server, rest_server, s3_server  # noqa: F401  (fixtures)
 
@@ -100,7 +101,7 @@ def test_eight_processes_append_fifty_times_each_on_a_directory_catalog(tmp_path
 
 
 @pytest.mark.parametrize("retries", [None, "100"], ids=["default-retries", "retries-100"])
-def test_eight_processes_append_on_rest(retries: str | None, rest_server: RestServer, tmp_path: Path, record_property: Any) -> None:  # noqa: F811
+def test_eight_processes_append_on_rest(retries: str | None, rest_server: RestServer, tmp_path: Path, record_property: Any) -> None:
     from pyiceberg.catalog.rest import RestCatalog
 
     props = {"type": "rest", "uri": rest_server.uri, "warehouse": str(tmp_path / "wh")}

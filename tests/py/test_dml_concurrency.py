@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import CatalogDir, assert_same_rows
 
 DELAY_MS = 2500

@@ -10,6 +10,7 @@ import pytest
 import pyiceberg_go as ig
 from pyiceberg_go import _native
 from pyiceberg_go.errors import error_for_status
+
 from conftest import REPO
 
 # Status name in the header -> the class the brief assigns to it.
@@ -78,7 +79,7 @@ def _filled_error(status: int, message: bytes, released: list[int]) -> tuple[_na
 
 def test_raise_for_maps_message_and_always_releases() -> None:
     released: list[int] = []
-    err, keep = _filled_error(6, "column \"id\": cannot write string into long".encode(), released)
+    err, _keep = _filled_error(6, b"column \"id\": cannot write string into long", released)
     with pytest.raises(ig.ValidationError, match='column "id"'):
         _native.raise_for(6, err)
     assert released == [1]
@@ -90,7 +91,7 @@ def test_raise_for_success_releases_nothing_and_raises_nothing() -> None:
 
 def test_raise_for_uses_the_struct_status_and_decodes_utf8() -> None:
     released: list[int] = []
-    err, keep = _filled_error(3, "no such table: db.événements".encode(), released)
+    err, _keep = _filled_error(3, "no such table: db.événements".encode(), released)
     with pytest.raises(ig.NoSuchTableError, match="événements"):
         _native.raise_for(1, err)
     assert released == [1]

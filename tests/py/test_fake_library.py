@@ -17,6 +17,7 @@ import pytest
 import pyiceberg_go as ig
 from pyiceberg_go import _native, _session
 from pyiceberg_go._arrow import live_stream_count
+
 from conftest import REPO, interrupt_after
 from test_inputs import ArrayOnly
 
@@ -39,7 +40,9 @@ def fake(fake_library: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ctypes
     dll.fake_live_operations.restype = ctypes.c_int32
     monkeypatch.setattr(_native, "_lib", dll)
     monkeypatch.setattr(_native, "_loaded_pid", os.getpid())
-    monkeypatch.setattr(_session, "_session", 0)
+    default = _session.Session()
+    default._state.reopenable = True
+    monkeypatch.setattr(_session, "_default", default)  # handles of the real library stay with it
     yield dll
     assert dll.fake_live_operations() == 0, "an operation handle was not released"
 
@@ -48,7 +51,7 @@ def slow_batches(n: int, delay: float) -> pa.RecordBatchReader:
     schema = pa.schema([("x", pa.int64())])
 
     def gen() -> Iterator[pa.RecordBatch]:
-        for i in range(n):
+        for _ in range(n):
             time.sleep(delay)
             yield pa.record_batch({"x": list(range(10))}, schema=schema)
 
@@ -100,10 +103,9 @@ def test_library_errors_map_to_exceptions_with_the_message(fake: ctypes.CDLL, st
     assert str(info.value) == f"scripted failure {status} in café"
 
 
-def test_session_errors_are_raised(fake: ctypes.CDLL, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_session, "_conf", {"fail-session": "1"})
+def test_session_errors_are_raised(fake: ctypes.CDLL) -> None:
     with pytest.raises(ig.InvalidArgumentError, match="session refused"):
-        ig.table("local.db.t").snapshots()
+        ig.Session(conf={"fail-session": "1"}).table("local.db.t").snapshots()
 
 
 def test_ctrl_c_cancels_and_reraises_keyboard_interrupt(fake: ctypes.CDLL) -> None:

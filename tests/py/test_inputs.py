@@ -17,6 +17,7 @@ import pyiceberg_go as ig
 from pyiceberg_go._arrow import InputStream, live_stream_count
 from pyiceberg_go._native import ArrowArrayStream, ArrowSchema
 from pyiceberg_go._session import in_memory
+
 from conftest import assert_same_rows, sample
 
 
@@ -57,7 +58,7 @@ def test_python_stream_works_from_another_thread_and_does_not_leak() -> None:
         s = InputStream(ArrayOnly(batch))
         reader = pa.RecordBatchReader._import_from_c(s.address)
         out: list[pa.Table] = []
-        t = threading.Thread(target=lambda: out.append(reader.read_all()))
+        t = threading.Thread(target=lambda r=reader, o=out: o.append(r.read_all()))
         t.start()
         t.join()
         assert out[0].num_rows == batch.num_rows
@@ -171,7 +172,7 @@ def test_stream_is_consumed_even_when_the_write_fails(pyiceberg_catalog: Any) ->
     with pytest.raises(ig.NoSuchTableError):
         ig.writeTo(capsule, "local.db.missing").append()
     # The library moved the stream out of the capsule: importing it again must fail.
-    with pytest.raises(Exception):
+    with pytest.raises(pa.ArrowInvalid):
         pa.RecordBatchReader._import_from_c_capsule(capsule).read_all()
 
 

@@ -8,6 +8,7 @@ PyIceberg 0.12; Spark 4.1 reads the sorted table and reports the same layout in 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
@@ -93,7 +95,7 @@ def test_range_files_hold_disjoint_ranges(pyiceberg_catalog: Any) -> None:
         t = assert_sorted(path, [("amount", "ascending"), ("id", "ascending")])
         spans.append(((t.column("amount")[0].as_py(), t.column("id")[0].as_py()), (t.column("amount")[-1].as_py(), t.column("id")[-1].as_py())))
     spans.sort()
-    for (_, hi), (lo, _) in zip(spans, spans[1:]):
+    for (_, hi), (lo, _) in itertools.pairwise(spans):
         assert hi < lo, f"files overlap: {spans}"
 
 

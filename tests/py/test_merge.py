@@ -7,10 +7,11 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute  # for pa.compute below
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, duckdb_scan, snapshot_ids
 
 N = 400
@@ -120,7 +121,7 @@ def test_full_merge_matches_duckdb(layout: str, mode: str, pyiceberg_catalog: An
 
     # Counts, computed here from the inputs.
     t_ids = set(target.column("id").to_pylist())
-    src = [row for row in source.to_pylist()]
+    src = list(source.to_pylist())
     matched = [row for row in src if row["id"] in t_ids]
     m_del = sum(1 for row in matched if row["op"] == "D")
     m_upd = len(matched) - m_del

@@ -8,10 +8,11 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 import pytest
+from test_partitioning import CASES, internal_values
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, duckdb_scan, sample, snapshot_ids
-from test_partitioning import CASES, internal_values
 
 
 def read_both(catalog: Any, name: str) -> list[pa.Table]:

@@ -19,6 +19,7 @@ from pyiceberg.transforms import (
 )
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, sample
 
 # (partitionedBy arguments, [(source column, PyIceberg transform, default field name)])

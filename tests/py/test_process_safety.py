@@ -13,6 +13,7 @@ import pytest
 
 import pyiceberg_go as ig
 from pyiceberg_go import _session
+
 from conftest import CatalogDir, assert_same_rows, interrupt_after, run_python, sample, snapshot_ids
 
 

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import CatalogDir, assert_same_rows, duckdb_scan, sample, snapshot_ids
 
 

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, snapshot_ids
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 

@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pyiceberg_go as ig
+
 import sparkutil
 from conftest import CATALOG
 from servers import RestServer, rest_server, s3_server  # noqa: F401  (fixtures)
@@ -322,7 +323,6 @@ def test_write_into_table_spark_evolved_partitioning(
     def mg(ref: pa.Table) -> pa.Table:
         ids = set(ref["id"].to_pylist())
         matched = src.filter(pc.is_in(src["id"], ref["id"]))
-        deleted = matched.filter(pc.less(matched["v"], 0.0))
         updated = matched.filter(pc.invert(pc.less(matched["v"], 0.0)))
         inserted = src.filter(pa.array([i not in ids for i in src["id"].to_pylist()]))
         kept = ref.filter(pc.invert(pc.is_in(ref["id"], matched["id"])))
@@ -540,7 +540,7 @@ def test_we_write_by_spark_evolved_schema(spark: Any, spark_catalog: str, pyiceb
         f"CREATE TABLE {T} (id INT, name STRING, price FLOAT, info STRUCT<a: INT>, dropme STRING) USING iceberg "
         f"PARTITIONED BY (bucket(2, id)) TBLPROPERTIES ('format-version'='{version}')"
     )
-    first = old_rows(range(0, 50))
+    first = old_rows(range(50))
     spark.createDataFrame(first).writeTo(T).append()
     for alter in (
         "ADD COLUMN note STRING",
@@ -561,9 +561,9 @@ def test_we_write_by_spark_evolved_schema(spark: Any, spark_catalog: str, pyiceb
     check_everyone(spark, pyiceberg_catalog, T, "db.t", T, expected, "after our append")
 
     # Merge by the new names: updates rows of every generation (old files, Spark's, ours), inserts new ones.
-    src = new_rows(range(0, 10), "m1")
+    src = new_rows(range(10), "m1")
     src = pa.concat_tables([src, new_rows(range(120, 125), "m2"), new_rows(range(230, 250), "m3")])
-    src = src.set_column(0, "id", pa.array([i for i in range(0, 10)] + by_spark["id"].to_pylist()[20:25] + ours["id"].to_pylist()[30:] + list(range(5000, 5010)), pa.int64()))
+    src = src.set_column(0, "id", pa.array(list(range(10)) + by_spark["id"].to_pylist()[20:25] + ours["id"].to_pylist()[30:] + list(range(5000, 5010)), pa.int64()))
     r = ig.mergeInto(src, T, "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
     expected = pa.concat_tables([expected.filter(pc.invert(pc.is_in(expected["id"], src["id"]))), src])
     ig.table(T).update({"note": "concat(title, '!')"}, where="price > 10")

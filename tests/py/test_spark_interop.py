@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pyiceberg_go as ig
+
 import sparkutil
 from conftest import duckdb_scan
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)

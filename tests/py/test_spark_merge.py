@@ -31,11 +31,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from test_spark_dml import file_layout, spark_read, spark_snapshots
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, duckdb_scan, snapshot_ids
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
-from test_spark_dml import file_layout, spark_read, spark_snapshots
 
 UTC = dt.timezone.utc
 BASE = dt.datetime(2024, 3, 9, 0, 0, tzinfo=UTC)
@@ -51,7 +52,7 @@ SCHEMA = pa.schema(
     ]
 )
 SPARK_COLUMNS = "id BIGINT, k2 STRING, level STRING, ts TIMESTAMP, v BIGINT, note STRING"
-S, O = "local.db.s", "local.db.o"
+S, O = "local.db.s", "local.db.o"  # noqa: E741 - source and output, named as in the Spark queries
 CARDINALITY = "matched a single row from the target table with multiple rows of the source table"
 MERGE_PREFIX = "spark.merge-into."
 

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pyiceberg_go as ig
+
 from conftest import assert_same_rows, duckdb_scan
 
 N = 50
@@ -45,7 +46,7 @@ def every_type() -> pa.Table:
         ("fixed", pa.binary(4), [i.to_bytes(4, "big") for i in rng]),
         ("u", pa.uuid(), [uuid.UUID(int=i * 2**64 + 17).bytes for i in rng]),
         ("st", pa.struct([("x", pa.int64()), ("y", pa.string())]), [{"x": i, "y": None if i % 3 == 0 else f"y{i}"} for i in rng]),
-        ("lst", pa.list_(pa.int32()), [[j for j in range(i % 4)] + ([None] if i % 6 == 0 else []) for i in rng]),
+        ("lst", pa.list_(pa.int32()), [list(range(i % 4)) + ([None] if i % 6 == 0 else []) for i in rng]),
         ("mp", pa.map_(pa.string(), pa.float64()), [[(f"k{j}", j * 0.5) for j in range(i % 3)] for i in rng]),
     ]
     for k, (name, typ, values) in enumerate(specs):

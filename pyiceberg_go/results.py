@@ -1,0 +1,194 @@
+"""What operations return: typed views of the library's result documents (docs/abi.md#result).
+
+Listings and counters are TypedDicts: at run time they are plain dicts (so
+``s["snapshot_id"]``, ``dict(...)``, ``json.dumps(...)`` and comparisons with
+dicts keep working), and type checkers know every key. :class:`WriteResult`
+is a frozen dataclass.
+
+Example::
+
+    r = ig.writeTo(df, "local.db.events").append()
+    rows: int = r.metrics["rows"]
+    for s in ig.table("local.db.events").snapshots():
+        print(s["snapshot_id"], s["operation"], s["current"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict, cast
+
+__all__ = [
+    "MergeCounts",
+    "RefInfo",
+    "RefRemoval",
+    "RefResult",
+    "SnapshotInfo",
+    "WriteMetrics",
+    "WriteResult",
+]
+
+
+class WriteMetrics(TypedDict):
+    """A write's counters: rows and bytes written, data files, wall time in seconds.
+
+    Example::
+
+        m = ig.writeTo(df, "local.db.t").append().metrics
+        print(f"{m['rows']} rows in {m['files']} files, {m['bytes']} bytes, {m['seconds']:.2f} s")
+    """
+
+    rows: int
+    files: int
+    bytes: int
+    seconds: float
+
+
+# The keys are Spark's merge metrics without their "spark.merge-into." prefix: not identifiers,
+# so the functional form. total=False: results of other operations carry an empty mapping.
+MergeCounts = TypedDict(
+    "MergeCounts",
+    {
+        "num-target-rows-copied": int,
+        "num-target-rows-deleted": int,
+        "num-target-rows-updated": int,
+        "num-target-rows-inserted": int,
+        "num-target-rows-matched-updated": int,
+        "num-target-rows-matched-deleted": int,
+        "num-target-rows-not-matched-by-source-updated": int,
+        "num-target-rows-not-matched-by-source-deleted": int,
+    },
+    total=False,
+)
+MergeCounts.__doc__ = """A merge's row counts (every key is set after a merge; empty for other operations).
+
+Example::
+
+    r = ig.mergeInto(src, "local.db.t", "target.id = source.id").whenMatched().updateAll().merge()
+    print(r.merge["num-target-rows-updated"], r.merge["num-target-rows-copied"])
+"""
+
+
+def _no_merge() -> MergeCounts:
+    return {}
+
+
+def _no_metrics() -> WriteMetrics:
+    return {"rows": 0, "files": 0, "bytes": 0, "seconds": 0.0}
+
+
+def _metrics(m: Mapping[str, Any]) -> WriteMetrics:
+    # Keys a newer library adds are kept (a TypedDict is a dict at run time).
+    out = {str(k): v for k, v in m.items()}
+    out.update(
+        rows=int(m.get("rows", 0)),
+        files=int(m.get("files", 0)),
+        bytes=int(m.get("bytes", 0)),
+        seconds=float(m.get("seconds", 0.0)),
+    )
+    return cast(WriteMetrics, out)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a write committed: the snapshot, its summary and the write's metrics.
+
+    ``snapshot_id`` is ``None`` when nothing was committed (a delete that
+    matched no row). ``metrics`` is a :class:`WriteMetrics`; ``merge`` the
+    :class:`MergeCounts` of a merge (empty otherwise).
+
+    Example::
+
+        r = ig.writeTo(df, "local.db.events").append()
+        print(r.snapshot_id, r.operation, r.summary["added-records"], r.metrics["rows"])
+    """
+
+    table: str
+    operation: str
+    snapshot_id: int | None
+    summary: dict[str, str] = field(default_factory=dict)
+    metrics: WriteMetrics = field(default_factory=_no_metrics)
+    #: A merge's counts: ``num-target-rows-copied``, ``-deleted``, ``-updated``, ``-inserted``,
+    #: ``-matched-updated``, ``-matched-deleted``, ``-not-matched-by-source-updated``, ``-deleted``.
+    merge: MergeCounts = field(default_factory=_no_merge)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> WriteResult:
+        """Build a result from the library's result document (docs/abi.md#result).
+
+        Example::
+
+            WriteResult.from_document({"table": "db.t", "operation": "append", "snapshot_id": 1})
+        """
+        sid = doc.get("snapshot_id")
+        return cls(
+            table=str(doc.get("table", "")),
+            operation=str(doc.get("operation", "")),
+            snapshot_id=int(sid) if sid is not None else None,
+            summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
+            metrics=_metrics(doc.get("metrics") or {}),
+            merge=cast(MergeCounts, {str(k): int(v) for k, v in (doc.get("merge") or {}).items()}),
+        )
+
+
+class SnapshotInfo(TypedDict):
+    """One snapshot of a table, as :meth:`pyiceberg_go.Table.snapshots` lists them.
+
+    ``parent_id`` is ``None`` for the first snapshot; ``current`` marks main's head.
+
+    Example::
+
+        snaps: list[ig.SnapshotInfo] = ig.table("local.db.t").snapshots()
+        head = next(s for s in snaps if s["current"])
+        print(head["snapshot_id"], head["operation"], head["summary"]["total-records"])
+    """
+
+    snapshot_id: int
+    parent_id: int | None
+    timestamp_ms: int
+    operation: str
+    summary: dict[str, str]
+    current: bool
+
+
+class RefInfo(TypedDict):
+    """A branch or tag, as :meth:`pyiceberg_go.Table.refs` lists them by name.
+
+    Example::
+
+        refs: dict[str, ig.RefInfo] = ig.table("local.db.t").refs()
+        print(refs["main"]["type"], refs["main"]["snapshot_id"])
+    """
+
+    type: Literal["branch", "tag"]
+    snapshot_id: int
+
+
+class RefResult(TypedDict):
+    """The ref a create_branch, create_tag or fast_forward left behind.
+
+    Example::
+
+        r: ig.RefResult = ig.table("local.db.t").create_branch("audit")
+        print(r["ref"], r["type"], r["snapshot_id"])
+    """
+
+    table: str
+    ref: str
+    type: Literal["branch", "tag"]
+    snapshot_id: int
+
+
+class RefRemoval(TypedDict):
+    """What remove_branch or remove_tag removed.
+
+    Example::
+
+        r: ig.RefRemoval = ig.table("local.db.t").remove_tag("v1")
+        assert r["removed"]
+    """
+
+    table: str
+    ref: str
+    removed: bool
