@@ -93,16 +93,8 @@ def child(name: str, work: Path, facts: dict) -> dict:
             if name == "pyiceberg_go.to_arrow":
                 for b in tbl.to_arrow().to_batches():
                     consume(b)
-            elif hasattr(tbl, "scan"):
+            else:
                 for b in pa.RecordBatchReader.from_stream(tbl.scan()):
-                    consume(b)
-            else:  # until Table.scan() lands
-                import ctypes
-
-                from pyiceberg_go import _session
-
-                stream = _session.scan_stream(tbl.scan_document())
-                for b in pa.RecordBatchReader._import_from_c(ctypes.addressof(stream)):
                     consume(b)
     elif name == "duckdb.iceberg_scan":
         sys.path.insert(0, str(ROOT / "tests" / "py"))

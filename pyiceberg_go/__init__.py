@@ -46,7 +46,16 @@ from .errors import (
 )
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
-from .results import MergeCounts, RefInfo, RefRemoval, RefResult, SnapshotInfo, WriteMetrics, WriteResult
+from .results import (
+    MergeCounts,
+    RefInfo,
+    RefRemoval,
+    RefResult,
+    ScanProgress,
+    SnapshotInfo,
+    WriteMetrics,
+    WriteResult,
+)
 from .scan import ScanStream
 from .table import Table, table
 from .writer import (
@@ -112,6 +121,7 @@ __all__ = [
     "RefInfo",
     "RefRemoval",
     "RefResult",
+    "ScanProgress",
     "ScanStream",
     "Session",
     "SessionClosedError",

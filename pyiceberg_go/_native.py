@@ -176,6 +176,7 @@ def _load(path: Path) -> ctypes.CDLL:
             [u, ctypes.c_char_p, ctypes.c_void_p, u, ctypes.POINTER(ctypes.c_void_p), perr],
         ),
         "pig_scan": (ctypes.c_int32, [u, ctypes.c_char_p, ctypes.c_void_p, perr]),
+        "pig_read": (ctypes.c_int32, [u, ctypes.c_char_p, u, ctypes.c_void_p, perr]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(dll, name)

@@ -357,14 +357,18 @@ class Session:
             if stream is not None:
                 stream.close()
 
-    def _scan(self, request: Mapping[str, Any]) -> CapsuleType:
-        """Run pig_scan; the stream comes back in an ``arrow_array_stream`` capsule that owns it."""
+    def _scan(self, request: Mapping[str, Any], operation: int = 0) -> CapsuleType:
+        """Run pig_read; the stream comes back in an ``arrow_array_stream`` capsule that owns it.
+
+        ``operation`` (a handle from pig_operation_new, or 0) lets the caller cancel the
+        stream and read its progress while a consumer reads it.
+        """
         doc = json.dumps(request).encode()
         with self._handle() as h:
             address = new_stream_struct()
             try:
                 err = PigError()
-                status = h.dll.pig_scan(h.value, doc, address, ctypes.byref(err))
+                status = h.dll.pig_read(h.value, doc, operation, address, ctypes.byref(err))
                 _native.raise_for(status, err)
             except BaseException:
                 stream = ArrowArrayStream.from_address(address)

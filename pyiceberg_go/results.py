@@ -24,6 +24,7 @@ __all__ = [
     "RefInfo",
     "RefRemoval",
     "RefResult",
+    "ScanProgress",
     "SnapshotInfo",
     "WriteMetrics",
     "WriteResult",
@@ -192,3 +193,17 @@ class RefRemoval(TypedDict):
     table: str
     ref: str
     removed: bool
+
+
+class ScanProgress(TypedDict):
+    """A scan's progress (:meth:`ScanStream.progress`): rows and bytes handed out, data files planned.
+
+    Example::
+
+        p: ScanProgress = ig.table("local.db.t").scan().progress()
+        print(p["files"])
+    """
+
+    rows: int
+    bytes: int
+    files: int

@@ -13,12 +13,17 @@ Example::
 
 from __future__ import annotations
 
+import ctypes
+import os
 import threading
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from . import _native
 from ._arrow import stream_schema_capsule
+from ._native import c_uintptr
 from .errors import StreamConsumedError
+from .results import ScanProgress
 
 if TYPE_CHECKING:
     import pyarrow
@@ -64,7 +69,51 @@ class ScanStream:
     def __init__(self, session: Session, document: dict[str, Any]) -> None:
         self._document = document
         self._lock = threading.Lock()
-        self._capsule: CapsuleType | None = session._scan(document)
+        self._dll = _native.lib()
+        op = c_uintptr(0)
+        self._dll.pig_operation_new(ctypes.byref(op))
+        self._op = op.value
+        self._pid = os.getpid()
+        try:
+            self._capsule: CapsuleType | None = session._scan(document, self._op)
+        except BaseException:
+            self._release_op()
+            raise
+
+    def _release_op(self) -> None:
+        # Only the handle goes: the stream reads on until its consumer releases it.
+        op, self._op = self._op, 0
+        if op and self._pid == os.getpid():
+            self._dll.pig_operation_release(op)
+
+    def __del__(self) -> None:
+        self._release_op()
+
+    def cancel(self) -> None:
+        """Stop the read: a consumer reading the stream gets an error on its next batch.
+
+        Example::
+
+            s = ig.table("local.db.big").scan()
+            threading.Timer(5, s.cancel).start()
+            pa.table(s)  # raises if the read takes longer than five seconds
+        """
+        if self._op and self._pid == os.getpid():
+            self._dll.pig_operation_cancel(self._op)
+
+    def progress(self) -> ScanProgress:
+        """What the read has handed out so far: ``rows``, ``bytes`` and the data ``files`` planned.
+
+        Example::
+
+            s = ig.table("local.db.t").scan()
+            for batch in s.to_reader():
+                print(s.progress()["rows"])
+        """
+        rows, nbytes, files = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        if self._op and self._pid == os.getpid():
+            self._dll.pig_operation_progress(self._op, ctypes.byref(rows), ctypes.byref(nbytes), ctypes.byref(files))
+        return ScanProgress(rows=rows.value, bytes=nbytes.value, files=files.value)
 
     def __repr__(self) -> str:
         state = "read" if self._capsule is None else "unread"

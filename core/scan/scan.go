@@ -157,11 +157,14 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
 	}
-	st := &stream{ctx: ctx, mem: mem, filter: filter, counts: counts, table: req.Table}
+	st := &stream{ctx: ctx, mem: mem, filter: filter, table: req.Table}
 	if st.keep, st.schema, err = projection(schema, out); err != nil {
 		return nil, err
 	}
-	return newSeqReader(st.schema, st.batches(batches)), nil
+	return newSeqReader(st.schema, st.batches(batches), func(rec arrow.RecordBatch) {
+		counts.Rows.Add(rec.NumRows())
+		counts.Bytes.Add(batchBytes(rec))
+	}), nil
 }
 
 func contains(xs []string, x string) bool {
@@ -198,14 +201,13 @@ func projection(schema *arrow.Schema, out []string) ([]int, *arrow.Schema, error
 }
 
 // stream turns the files' batches into the read's: filtered, projected,
-// counted, with errors typed.
+// with errors typed.
 type stream struct {
 	ctx    context.Context
 	mem    memory.Allocator
 	filter *expr.Expr
 	keep   []int
 	schema *arrow.Schema
-	counts *ops.Progress
 	table  string
 }
 
@@ -231,8 +233,6 @@ func (s *stream) batches(in iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow
 			if out == nil {
 				continue
 			}
-			s.counts.Rows.Add(out.NumRows())
-			s.counts.Bytes.Add(batchBytes(out))
 			if !yield(out, nil) {
 				out.Release()
 				return
@@ -294,9 +294,10 @@ func batchBytes(rec arrow.RecordBatch) int64 {
 // hands them out one at a time: Next may be called from any thread (an
 // exported stream is pulled from the host's threads), and all the reading
 // happens on a goroutine Go made. A panic in the iterator becomes the
-// stream's error.
+// stream's error. handed is called with each batch as Next hands it out.
 type seqReader struct {
 	refs   atomic.Int64
+	handed func(arrow.RecordBatch)
 	schema *arrow.Schema
 	items  chan item
 	stop   chan struct{}
@@ -310,8 +311,8 @@ type item struct {
 	err error
 }
 
-func newSeqReader(schema *arrow.Schema, seq iter.Seq2[arrow.RecordBatch, error]) *seqReader {
-	r := &seqReader{schema: schema, items: make(chan item), stop: make(chan struct{}), done: make(chan struct{})}
+func newSeqReader(schema *arrow.Schema, seq iter.Seq2[arrow.RecordBatch, error], handed func(arrow.RecordBatch)) *seqReader {
+	r := &seqReader{schema: schema, handed: handed, items: make(chan item), stop: make(chan struct{}), done: make(chan struct{})}
 	r.refs.Store(1)
 	go r.produce(seq)
 	return r
@@ -375,6 +376,7 @@ func (r *seqReader) Next() bool {
 		return false
 	}
 	r.cur = it.rec
+	r.handed(r.cur)
 	return true
 }
 

@@ -200,3 +200,9 @@ PigStatus pig_scan(uintptr_t session, const char *request_json, struct ArrowArra
   (void)session; (void)request_json; (void)out;
   return fail(err, PIG_STATUS_NOT_SUPPORTED, "fake library cannot scan");
 }
+
+PigStatus pig_read(uintptr_t session, const char *request_json, uintptr_t operation,
+                   struct ArrowArrayStream *out, struct PigError *err) {
+  (void)operation;
+  return pig_scan(session, request_json, out, err);
+}

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import pyiceberg_go as ig
+
 from conftest import CatalogDir, assert_same_rows, duckdb_scan
 from servers import S3Server, s3_server  # noqa: F401  (fixture)
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
@@ -407,7 +408,7 @@ def folders(table: Any) -> dict[int, str]:
     return out
 
 
-def spark_table(spark: Any, name: str) -> pa.Table:  # noqa: F811
+def spark_table(spark: Any, name: str) -> pa.Table:
     return spark.sql(f"SELECT * FROM {name}").toArrow()
 
 
@@ -422,7 +423,7 @@ def assert_same_by_id(actual: pa.Table, expected: pa.Table, reader: str) -> None
     assert rows(actual) == rows(expected), reader
 
 
-def test_spark_and_we_name_partition_folders_alike(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:  # noqa: F811
+def test_spark_and_we_name_partition_folders_alike(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:
     data = awkward_table()
     spark.createDataFrame(data).createOrReplaceTempView("awkward")
     spark.sql(f"CREATE TABLE {spark_catalog}.db.by_spark ({SPARK_COLUMNS}) USING iceberg PARTITIONED BY ({SPARK_PARTITIONS})")
@@ -484,7 +485,7 @@ def s3_keys(s3: S3Server) -> set[str]:
 
 
 @pytest.fixture
-def s3_catalog(s3_server: S3Server, tmp_path: Path) -> Any:  # noqa: F811
+def s3_catalog(s3_server: S3Server, tmp_path: Path) -> Any:
     """Catalog "s3" (SQLite) with its warehouse in the S3 bucket under a fresh prefix, and PyIceberg on it."""
     from pyiceberg.catalog.sql import SqlCatalog
 
@@ -517,12 +518,12 @@ SHORT_STRINGS = st.one_of(st.sampled_from(AWKWARD), st.text(ANY_CHAR, max_size=8
 
 @examples(6)
 @given(values=st.lists(st.one_of(st.none(), SHORT_STRINGS), min_size=1, max_size=5))
-def test_generated_strings_on_s3(values: list[str | None], s3_server: S3Server, s3_catalog: Any) -> None:  # noqa: F811
+def test_generated_strings_on_s3(values: list[str | None], s3_server: S3Server, s3_catalog: Any) -> None:
     data = pa.table({"id": pa.array(range(len(values)), pa.int64()), "s": pa.array(values, pa.string())})
     s3_write_and_check(s3_server, s3_catalog, data, ["s", ig.truncate(3, "s")])
 
 
-def test_s3_dot_dot_slash_and_percent(s3_server: S3Server, s3_catalog: Any) -> None:  # noqa: F811
+def test_s3_dot_dot_slash_and_percent(s3_server: S3Server, s3_catalog: Any) -> None:
     values = ["x/..", "..", "../y%", "%", "/", "%2F..%2F", "x/../../../../tmp/somewhere", "a b+c", "yé", None]
     data = pa.table({"id": pa.array(range(len(values)), pa.int64()), "s": pa.array(values)})
     s3_write_and_check(s3_server, s3_catalog, data, ["s"])
@@ -537,7 +538,7 @@ def test_s3_dot_dot_slash_and_percent(s3_server: S3Server, s3_catalog: Any) -> N
     check_layout(s3_catalog.load_table(name), {"s": pa.string()}, lambda loc: loc in s3_keys(s3_server))
 
 
-def test_s3_key_too_long_is_a_validation_error_and_leaves_nothing(s3_server: S3Server, s3_catalog: Any) -> None:  # noqa: F811
+def test_s3_key_too_long_is_a_validation_error_and_leaves_nothing(s3_server: S3Server, s3_catalog: Any) -> None:
     before = s3_keys(s3_server)
     data = pa.table({"id": pa.array(range(3), pa.int64()), "s": pa.array(["a", "b", "k" * 1100])})
     with pytest.raises(ig.ValidationError) as e:

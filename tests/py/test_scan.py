@@ -103,7 +103,6 @@ def test_scan_document_carries_the_filter() -> None:
     assert t.scan_document(where=ig.col("level") == "INFO")["filter"] == "(`level` = 'INFO')"
 
 
-@pytest.mark.xfail(strict=True, reason="filter in pig_scan lands with the streaming reader")
 def test_scan_with_a_filter(data: pa.Table) -> None:
     got = pa.table(ig.table(T).scan(columns=["id", "level"], where="level = 'WARN' AND id < 100"))
     want = [i for i, lv in zip(data["id"].to_pylist(), data["level"].to_pylist()) if lv == "WARN" and i < 100]
@@ -191,3 +190,26 @@ def test_the_package_uses_no_private_pyarrow_api() -> None:
     for path in (REPO / "pyiceberg_go").glob("*.py"):
         text = Path(path).read_text()
         assert "_import_from_c" not in text and "_export_to_c" not in text, path
+
+
+def test_a_scan_counts_its_progress_and_can_be_cancelled_while_it_is_read() -> None:
+    # Three partitions: three files, read one after the other.
+    d = sample(300)
+    ig.writeTo(d, "local.db.parts").partitionedBy("level").create()
+    n_files = len(d.column("level").unique())
+
+    s = ig.table("local.db.parts").scan()
+    assert s.progress() == {"rows": 0, "bytes": 0, "files": n_files}
+    reader = s.to_reader()
+    first = reader.read_next_batch()
+    assert 0 < s.progress()["rows"] == first.num_rows and s.progress()["bytes"] > 0
+    s.cancel()
+    with pytest.raises(OSError, match="cancelled"):
+        while True:
+            reader.read_next_batch()
+
+    # Not cancelled, every row is counted once.
+    s = ig.table("local.db.parts").scan(where="level = 'INFO'")
+    got = pa.table(s)
+    assert s.progress()["rows"] == got.num_rows == d.filter(pa.compute.equal(d["level"], "INFO")).num_rows
+    assert s.progress()["files"] == 1, "the filter on the partition column plans one file"

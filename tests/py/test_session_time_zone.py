@@ -34,6 +34,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pyiceberg_go as ig
+
 from conftest import REPO, CatalogDir, run_python, snapshot_ids
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
@@ -246,7 +247,15 @@ def test_the_types_spark_casts_and_no_others(spark: Any, spark_catalog: str, cat
     """Writing each input type into date, timestamp and timestamptz columns: we accept exactly what
     Spark's store assignment casts (the old error is gone only there), with Spark's values."""
     from pyspark.errors import PySparkException
-    from pyspark.sql.types import DateType, LongType, StringType, StructField, StructType, TimestampNTZType, TimestampType
+    from pyspark.sql.types import (
+        DateType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampNTZType,
+        TimestampType,
+    )
 
     zone = "America/Santiago"  # midnight 2024-09-08 falls in its DST gap
     wall = dt.datetime(2024, 9, 8, 0, 30)
@@ -300,39 +309,39 @@ def test_filters_updates_merges_and_overwrites_like_spark(spark: Any, spark_cata
     across timestamp/timestamptz/date, on twin tables; equal after every step."""
     midnight, in_gap, years = DML_ZONES[zone]
     walls = [w for w in wall_edges(zone, years) if w.year > 1] + [dt.datetime(2024, 1, 1, 12) + dt.timedelta(hours=7 * i) for i in range(30)]
-    S, O = f"{spark_catalog}.db.s", "local.db.o"
+    spark_t, ours_t = f"{spark_catalog}.db.s", "local.db.o"
 
     def both(spark_sql: str, ours: Any) -> None:
-        before = stored(S)
-        spark.sql(spark_sql.format(t=S))
+        before = stored(spark_t)
+        spark.sql(spark_sql.format(t=spark_t))
         ours()
-        assert stored(S) != before, f"{spark_sql} changes nothing: a weak test"
-        assert stored(O) == stored(S), spark_sql
+        assert stored(spark_t) != before, f"{spark_sql} changes nothing: a weak test"
+        assert stored(ours_t) == stored(spark_t), spark_sql
 
     with session_zone(spark, catalog_dir, zone):
         for t in ("s", "o"):
             spark.sql(f"CREATE TABLE {spark_catalog}.db.{t} (id BIGINT, tz TIMESTAMP, ntz TIMESTAMP_NTZ, d DATE) USING iceberg "
                       "PARTITIONED BY (days(tz))")
         ids = list(range(len(walls)))
-        spark_ntz_frame(spark, ids, walls).selectExpr("id", "tz", "ntz", "CAST(ntz AS DATE) AS d").writeTo(S).append()
+        spark_ntz_frame(spark, ids, walls).selectExpr("id", "tz", "ntz", "CAST(ntz AS DATE) AS d").writeTo(spark_t).append()
         days = pa.array([w.date() for w in walls], pa.date32())
-        ig.writeTo(arrow_frame(ids, walls, pa.timestamp("us")).append_column("d", days), O).append()
-        assert stored(O) == stored(S)
+        ig.writeTo(arrow_frame(ids, walls, pa.timestamp("us")).append_column("d", days), ours_t).append()
+        assert stored(ours_t) == stored(spark_t)
 
         # (the hour after a gap's start is a single instant: take three)
         both(f"DELETE FROM {{t}} WHERE tz >= TIMESTAMP '{in_gap}' AND tz < TIMESTAMP '{bump(in_gap, hours=3)}'",
-             lambda: ig.table(O).delete(f"tz >= TIMESTAMP '{in_gap}' AND tz < TIMESTAMP '{bump(in_gap, hours=3)}'"))
+             lambda: ig.table(ours_t).delete(f"tz >= TIMESTAMP '{in_gap}' AND tz < TIMESTAMP '{bump(in_gap, hours=3)}'"))
         both("DELETE FROM {t} WHERE ntz < TIMESTAMP '1900-01-01 00:00:00'",
-             lambda: ig.table(O).delete("ntz < TIMESTAMP '1900-01-01 00:00:00'"))
+             lambda: ig.table(ours_t).delete("ntz < TIMESTAMP '1900-01-01 00:00:00'"))
         both("UPDATE {t} SET ntz = tz, d = tz WHERE id % 4 = 0",
-             lambda: ig.table(O).update({"ntz": "tz", "d": "tz"}, where="id % 4 = 0"))
+             lambda: ig.table(ours_t).update({"ntz": "tz", "d": "tz"}, where="id % 4 = 0"))
         wall_0230 = "CAST(concat(CAST(d AS STRING), ' 02:30:00') AS TIMESTAMP_NTZ)"  # in the gap on gap days
         both(f"UPDATE {{t}} SET tz = {wall_0230} WHERE id % 4 = 1",
-             lambda: ig.table(O).update({"tz": wall_0230}, where="id % 4 = 1"))
+             lambda: ig.table(ours_t).update({"tz": wall_0230}, where="id % 4 = 1"))
         both(f"UPDATE {{t}} SET tz = TIMESTAMP_NTZ '{in_gap}', ntz = TIMESTAMP '{in_gap}' WHERE id % 4 = 2",
-             lambda: ig.table(O).update({"tz": f"TIMESTAMP_NTZ '{in_gap}'", "ntz": f"TIMESTAMP '{in_gap}'"}, where="id % 4 = 2"))
+             lambda: ig.table(ours_t).update({"tz": f"TIMESTAMP_NTZ '{in_gap}'", "ntz": f"TIMESTAMP '{in_gap}'"}, where="id % 4 = 2"))
         both("UPDATE {t} SET tz = d, ntz = date_trunc('HOUR', tz) WHERE id % 4 = 3",
-             lambda: ig.table(O).update({"tz": "d", "ntz": "date_trunc('HOUR', tz)"}, where="id % 4 = 3"))
+             lambda: ig.table(ours_t).update({"tz": "d", "ntz": "date_trunc('HOUR', tz)"}, where="id % 4 = 3"))
 
         # MERGE from naive data: ON and conditions compare across the types; values are cast.
         src_walls = walls[::3] + [dt.datetime(2024, 3, 10, 2, 45), dt.datetime(2024, 11, 3, 1, 45)]
@@ -345,7 +354,7 @@ def test_filters_updates_merges_and_overwrites_like_spark(spark: Any, spark_cata
         both(f"MERGE INTO {{t}} AS target USING src AS source ON target.id = source.id "
              f"WHEN MATCHED AND source.tz > TIMESTAMP '{midnight}' THEN UPDATE SET target.tz = source.tz, target.d = source.tz "
              "WHEN NOT MATCHED THEN INSERT (id, tz, ntz, d) VALUES (source.id, source.tz, source.tz, source.tz)",
-             lambda: ig.mergeInto(source, O, "target.id = source.id")
+             lambda: ig.mergeInto(source, ours_t, "target.id = source.id")
              .whenMatched(f"source.tz > TIMESTAMP '{midnight}'").update({"tz": "source.tz", "d": "source.tz"})
              .whenNotMatched().insert({"id": "source.id", "tz": "source.tz", "ntz": "source.tz", "d": "source.tz"})
              .merge())
@@ -361,13 +370,13 @@ def test_filters_updates_merges_and_overwrites_like_spark(spark: Any, spark_cata
             return sp, ours.append_column("d", pa.nulls(ours.num_rows, pa.date32()))
 
         sp, ours = frames(slice(0, 2))
-        sp.writeTo(S).overwrite(expr(f"tz < TIMESTAMP '{midnight}'"))
-        ig.writeTo(ours, O).overwrite(f"tz < TIMESTAMP '{midnight}'")
-        assert stored(O) == stored(S)
+        sp.writeTo(spark_t).overwrite(expr(f"tz < TIMESTAMP '{midnight}'"))
+        ig.writeTo(ours, ours_t).overwrite(f"tz < TIMESTAMP '{midnight}'")
+        assert stored(ours_t) == stored(spark_t)
         sp, ours = frames(slice(2, None))
-        sp.writeTo(S).overwritePartitions()
-        ig.writeTo(ours, O).overwritePartitions()
-        assert stored(O) == stored(S)
+        sp.writeTo(spark_t).overwritePartitions()
+        ig.writeTo(ours, ours_t).overwritePartitions()
+        assert stored(ours_t) == stored(spark_t)
 
 
 def bump(text: str, hours: int) -> str:
