@@ -317,3 +317,12 @@ func (r *Request) validateRefOp() error {
 	}
 	return nil
 }
+
+// Ops lists the operations Decode accepts.
+func Ops() []string {
+	out := make([]string, 0, len(ops))
+	for op := range ops {
+		out = append(out, op)
+	}
+	return out
+}
