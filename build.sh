@@ -57,6 +57,8 @@ mv -f pyiceberg_go/_lib/libpyiceberg_go.so.tmp pyiceberg_go/_lib/libpyiceberg_go
 zstd_dir=$(go list -m -f '{{.Dir}}' github.com/DataDog/zstd)
 cp "$zstd_dir/ZSTD_LICENSE" pyiceberg_go/_lib/ZSTD_LICENSE.tmp
 mv -f pyiceberg_go/_lib/ZSTD_LICENSE.tmp pyiceberg_go/_lib/ZSTD_LICENSE
+# The package's version comes from the library's version file.
+cp core/version/VERSION pyiceberg_go/_lib/VERSION
 
 if [ "${1:-}" = wheel ]; then
   py=${PYTHON:-.venv/bin/python}

@@ -56,6 +56,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/version"
 )
 
 func main() {}
@@ -135,7 +136,7 @@ func pig_abi_version() C.int32_t { return C.PIG_ABI_VERSION }
 func pig_version() *C.pig_cchar { return versionC }
 
 // versionC is allocated once and never freed: pig_version's string is static.
-var versionC = (*C.pig_cchar)(C.CString(ops.Version))
+var versionC = (*C.pig_cchar)(C.CString(version.Version))
 
 //export pig_free
 func pig_free(p unsafe.Pointer) { C.free(p) }

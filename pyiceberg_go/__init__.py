@@ -72,8 +72,19 @@ from .writer import (
     years,
 )
 
-#: The version of this Python package.
-__version__ = "0.1.0"
+def _package_version() -> str:
+    # One version number for the library and the package: build.sh copies the library's
+    # version file (core/version/VERSION) beside it.
+    from pathlib import Path
+
+    try:
+        return (Path(__file__).parent / "_lib" / "VERSION").read_text().strip()
+    except OSError:
+        return "0+unknown"
+
+
+#: The version of this Python package (the library's; see :func:`library_version`).
+__version__ = _package_version()
 
 
 def abi_version() -> int:

@@ -23,10 +23,11 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/version"
 )
 
 // Version is this project's version, written as engine-version.
-const Version = "0.1.0"
+var Version = version.Version
 
 // EngineName is written as engine-name in snapshot summaries.
 const EngineName = "pyiceberg-go"

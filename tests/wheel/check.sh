@@ -23,6 +23,10 @@ import pyiceberg_go as ig
 assert "/site-packages/pyiceberg_go" in ig.__file__, ig.__file__
 # the zstd C library built into the shared library brings its license
 assert "BSD License" in open(os.path.join(os.path.dirname(ig.__file__), "_lib", "ZSTD_LICENSE")).read()
+# one version number: the wheel's metadata, the package's and the library's
+from importlib.metadata import version
+want = open(os.path.join(os.path.dirname(ig.__file__), "_lib", "VERSION")).read().strip()
+assert version("pyiceberg-go") == ig.__version__ == ig.library_version() == want, (version("pyiceberg-go"), ig.__version__, ig.library_version(), want)
 ig.configure(catalogs={"local": {"type": "sql", "uri": f"sqlite:///{tmp}/cat.db", "warehouse": f"file://{tmp}/wh"}})
 df = pl.DataFrame({"id": list(range(100)), "name": [f"n{i}" for i in range(100)]})
 r = ig.writeTo(df, "local.db.t").partitionedBy(ig.bucket(4, "id")).create()
