@@ -1026,35 +1026,6 @@ def markdown_m3(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-# Hand-written (not measured by this script): where ours spends M1's time, from a CPU profile of the
-# core alone. Rendered into the section so a rerun keeps it; update it when you profile again.
-PROFILE_NOTES = """
-### Where pyiceberg-go's M1 time goes (profiled by hand, 2026-11-29)
-
-Not generated: a CPU profile of the core alone (a throwaway Go harness calling `ops.Execute` with
-M1's request on a fresh copy of the SF1 table, N=1,000): 24.4 s wall, 22.4 CPU-seconds, 13.5 GB
-allocated, about what the same call costs inside Python.
-
-- The cost follows the table, not the source: copy-on-write rewrites every data file holding a
-  matched key, and 500 keys drawn at random hit 82 of the 84 month files, so the merge reads and
-  rewrites 5.99M of the 6.0M rows at any N from about 1,000 up (see `records deleted/added`). The
-  pruning filter (the source keys' range) cannot help: every month's file spans all l_orderkeys.
-- Writing the rewritten files: 63% of the CPU. Dictionary building in parquet-go is 26%
-  (`byteArrayDictionary.insert` 18%, mostly Go map growth; `int64Dictionary.insert` 8%), zstd 19%.
-- Reading the target files (iceberg-go's scan over arrow-go `pqarrow`): 18%.
-- The merge itself (key hashing, probing the source index, clause evaluation): about 3%; copying the
-  kept rows (`compute.Take`): 6%; GC: 4%.
-- What would change the picture: merge-on-read MERGE (position deletes for matched rows plus one
-  file of new rows) reads only the two key columns and writes O(N) rows; within copy-on-write the
-  biggest lever is the writer's dictionary work on rewritten files.
-- PyIceberg's upsert (cProfile, SF 0.01, N=50, 10 s): its cost grows with N because the match
-  filter is an OR of one `l_orderkey = .. AND l_linenumber = ..` per source key, bound and evaluated
-  per data file (planning residuals, the scan, and again in the overwrite's delete; expression
-  visitors are the largest part, a third at N=50), plus per-batch pyarrow filters and group-bys
-  (`get_rows_to_update`, `has_duplicate_rows`). It runs on one core: CPU seconds equal wall time.
-"""
-
-
 def _has_m3(shown: list[str]) -> bool:
     return any(x.split()[0] == "M3" for x in shown)
 
@@ -1137,12 +1108,14 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
   compare the total and per-month fingerprints, every source key's row (updated and inserted rows
   equal to the source in `l_shipmonth, l_quantity, l_comment`, deleted keys absent), a sample of
   2,000 untouched rows, and that no key appears twice.
-{m3_part}{PROFILE_NOTES}{DOC_END}
+{m3_part}
+{DOC_END}
 """
     text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
     if DOC_BEGIN in text and DOC_END in text:
         head, rest = text.split(DOC_BEGIN, 1)
-        tail = rest.split(DOC_END, 1)[1].lstrip("\n")
+        # After this section only the other generators' sections are kept (the file is generated only).
+        tail = "\n".join(base.other_sections(rest.split(DOC_END, 1)[1]))
         text = head + section + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
