@@ -36,8 +36,8 @@ func init() {
 	// locks never conflict with ours and any close of its descriptors drops
 	// ours. Open file description locks belong to our descriptor alone, so
 	// with them the other copy is kept out as another process would be
-	// (docs/decisions.md, "The catalog file is shared with other SQLite
-	// copies"). This must happen before the first database is opened.
+	// (docs/decisions.md, "Embedded catalog: SQLite with a rollback journal
+	// and OFD locks"). This must happen before the first database is opened.
 	_, _ = sqlite.OFDLocking(true)
 }
 

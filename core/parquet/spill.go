@@ -38,7 +38,7 @@ type spillPool struct {
 // while they run, and half of it took 25 MB off the peaks of W2 and W3 (in
 // bench/run.py, seven alternating pairs), within the spread in time. W5's
 // 1x and 10x peaks fell by as much, so their ratio rose (docs/decisions.md,
-// 2026-12-02).
+// "Memory bounds of a write").
 var pageSpill = &spillPool{budget: 32 << 20}
 
 // spills counts the buffers that went to a temporary file (tests read it);

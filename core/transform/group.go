@@ -49,7 +49,7 @@ func groupIDs(parts []arrow.Array, n int, sc *splitScratch) ([]uint32, int) {
 // takes one from scratchPool and puts it back: slices made afresh for every
 // batch cost a page fault per 4 KB on first write (in a CPU profile of W3
 // in bench/goprof the first writes of ids, codes and combined codes took
-// 0.36 of 3.8 CPU-s; docs/decisions.md).
+// 0.36 of 3.8 CPU-s; docs/measurements.md, "Partitioned appends").
 type splitScratch struct {
 	gid, codes, table []uint32
 	combined          []uint64

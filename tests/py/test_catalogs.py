@@ -391,7 +391,7 @@ def test_s3_put_failures(kind: str, fault: str, tmp_path: Path, s3_server: S3Ser
         assert proxy.failed, "the fault never fired"
         if fault == "every-put-500":
             # The 4 partition writers finish their files at the same time (docs/decisions.md,
-            # "Writers finish their files together"), so all 4 uploads may be in flight when the
+            # "Parallelism: columns on every core, files and row groups finished in the background"), so all 4 uploads may be in flight when the
             # first fails; each file is tried a bounded number of times and none under a new name.
             assert len(set(proxy.puts)) <= 4 and len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
         assert proxy.fail_code in str(e.value) or str(proxy.fail_status) in str(e.value), str(e.value)
