@@ -72,6 +72,7 @@ from .writer import (
     years,
 )
 
+
 def _package_version() -> str:
     # One version number for the library and the package: build.sh copies the library's
     # version file (core/version/VERSION) beside it.
