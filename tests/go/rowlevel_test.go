@@ -228,6 +228,7 @@ func TestUpdateMergeOnRead(t *testing.T) {
 // waits, fast; it returns slow's error.
 func concurrently(t *testing.T, e *env, slow func(s *session.Session) error, fast func(s *session.Session) error) error {
 	t.Helper()
+	needHooks(t)
 	slowSess := e.sessionWithConf(t, map[string]string{"test.hooks": "true", "test.commit-delay-ms": "1500"})
 	var wg sync.WaitGroup
 	var slowErr error
