@@ -7,6 +7,10 @@
 #   PIG_TAGS="pyiceberg_gcs pyiceberg_azure" ./build.sh  also link GCS (gs://) and
 #                           Azure (abfs://, wasb://) storage; the default build has
 #                           local files and S3 only, which keeps the library small
+#   PIG_TAGS=pig_testhooks ./build.sh  the library with the test hooks (core/testhooks:
+#                           the __panic operation, test.* session keys), written to
+#                           build/libpyiceberg_go_testhooks.so for the tests that use
+#                           them; it is never installed into the package or a wheel
 set -euo pipefail
 cd "$(dirname "$0")"
 out=build
@@ -14,14 +18,26 @@ mkdir -p "$out" pyiceberg_go/_lib
 
 flags=(-buildmode=c-shared -trimpath)
 if [ -n "${PIG_TAGS:-}" ]; then flags+=(-tags "$PIG_TAGS"); fi
+# Tags may be separated by spaces or commas.
+hooks=0
+tags=${PIG_TAGS:-}
+for tag in ${tags//,/ }; do
+  if [ "$tag" = pig_testhooks ]; then hooks=1; fi
+done
+if [ "$hooks" = 1 ] && [ "${1:-}" = wheel ]; then
+  echo "build.sh: a wheel never holds the test hooks; build it without pig_testhooks" >&2
+  exit 1
+fi
 ldflags="-extldflags -Wl,--version-script=$PWD/capi/exports.map"
 if [ "${CGOCHECK2:-0}" = 1 ]; then
   export GOEXPERIMENT=cgocheck2
-  lib="$out/libpyiceberg_go_cgocheck2.so"
+  name=libpyiceberg_go_cgocheck2
 else
   ldflags="-s -w $ldflags"
-  lib="$out/libpyiceberg_go.so"
+  name=libpyiceberg_go
 fi
+if [ "$hooks" = 1 ]; then name="${name}_testhooks"; fi
+lib="$out/$name.so"
 echo "building $lib" >&2
 # Build beside the target and rename: a process that has the old library
 # loaded keeps its copy instead of seeing the file change under it.
@@ -49,7 +65,7 @@ glibc=$(objdump -T "$lib" | grep -oE 'GLIBC_[0-9]+\.[0-9]+' | sed 's/GLIBC_//' |
 echo "$glibc" > "$out/glibc-version"
 echo "built $lib ($(du -h "$lib" | cut -f1), $(stat -c %s "$lib") bytes, tags: ${PIG_TAGS:-none}, needs glibc $glibc)" >&2
 
-if [ "${CGOCHECK2:-0}" = 1 ]; then exit 0; fi
+if [ "${CGOCHECK2:-0}" = 1 ] || [ "$hooks" = 1 ]; then exit 0; fi
 cp "$lib" pyiceberg_go/_lib/libpyiceberg_go.so.tmp
 mv -f pyiceberg_go/_lib/libpyiceberg_go.so.tmp pyiceberg_go/_lib/libpyiceberg_go.so
 # The library carries the zstd C library (capi/czstd): its BSD license goes

@@ -74,6 +74,12 @@ func (c *Catalog) CommitSerializer(ident table.Identifier) func(ctx context.Cont
 
 // Open opens catalog name with its properties (PyIceberg's property names).
 func Open(ctx context.Context, name string, props map[string]string) (*Catalog, error) {
+	return openWaiting(ctx, name, props, journalWait)
+}
+
+// openWaiting is Open waiting up to wait for a SQLite catalog file to leave WAL
+// mode (checkJournal; tests wait less).
+func openWaiting(ctx context.Context, name string, props map[string]string, wait time.Duration) (*Catalog, error) {
 	p := iceberg.Properties{}
 	for k, v := range props {
 		p[k] = v
@@ -90,7 +96,7 @@ func Open(ctx context.Context, name string, props map[string]string) (*Catalog, 
 	case "rest":
 		return openREST(ctx, name, p, red)
 	case "sql":
-		return openSQL(ctx, name, p, red)
+		return openSQL(ctx, name, p, red, wait)
 	case "hadoop", "directory":
 		wh := p["warehouse"]
 		if wh == "" {
@@ -129,7 +135,7 @@ func inferType(uri string) string {
 
 // openSQL opens a SQLite catalog from a SQLAlchemy-style uri
 // (sqlite:////abs/path.db), as PyIceberg's SqlCatalog takes it.
-func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redactor) (*Catalog, error) {
+func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redactor, wait time.Duration) (*Catalog, error) {
 	uri := p["uri"]
 	path, ok := sqlitePath(uri)
 	if !ok {
@@ -160,7 +166,7 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 	db.SetMaxIdleConns(sqlConns)
 	db.SetConnMaxIdleTime(0)
 	db.SetConnMaxLifetime(0)
-	if err := checkJournal(ctx, db, path); err != nil {
+	if err := checkJournal(ctx, db, path, wait); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("catalog %q: %w", name, err)
 	}
@@ -194,13 +200,14 @@ const sqlConns = 4
 
 // journalWait bounds how long opening waits for a WAL-mode file to be
 // released by the processes that hold it.
-var journalWait = 10 * time.Second
+const journalWait = 10 * time.Second
 
 // checkJournal makes sure the catalog file left WAL mode (an earlier version
 // of this library used it): a file another process still holds open in WAL
-// mode cannot switch, and is refused rather than used unsafely.
-func checkJournal(ctx context.Context, db *sql.DB, path string) error {
-	deadline := time.Now().Add(journalWait)
+// mode cannot switch, and is refused, after waiting up to wait for it to be
+// released, rather than used unsafely.
+func checkJournal(ctx context.Context, db *sql.DB, path string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for wait := 20 * time.Millisecond; ; wait = min(wait*2, time.Second) {
 		var mode string
 		err := db.QueryRowContext(ctx, "PRAGMA journal_mode=DELETE").Scan(&mode)

@@ -141,9 +141,7 @@ func TestWALFileHeldElsewhereIsRefused(t *testing.T) {
 	if line, _ := out.ReadString('\n'); line != "holding\n" {
 		t.Fatalf("child: %q", line)
 	}
-	defer func(w time.Duration) { journalWait = w }(journalWait)
-	journalWait = 100 * time.Millisecond
-	_, err := Open(context.Background(), "local", map[string]string{"type": "sql", "uri": "sqlite:///" + path, "warehouse": "file://" + filepath.Join(dir, "wh")})
+	_, err := openWaiting(context.Background(), "local", map[string]string{"type": "sql", "uri": "sqlite:///" + path, "warehouse": "file://" + filepath.Join(dir, "wh")}, 100*time.Millisecond)
 	if !errors.Is(err, errs.ErrIO) || !strings.Contains(err.Error(), "journal mode") {
 		t.Fatalf("err = %v, want an I/O error about the journal mode", err)
 	}

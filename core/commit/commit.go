@@ -61,7 +61,7 @@ type finalError struct{ error }
 func (f finalError) Unwrap() error { return f.error }
 
 // Final marks err as not worth retrying: a failed isolation check fails
-// the operation at once (SEMANTICS.md: "a validation failure is final").
+// the operation at once: a validation failure is final.
 func Final(err error) error { return finalError{err} }
 
 // IsConflict reports whether err means the base was stale: a refresh and a

@@ -23,6 +23,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 	"github.com/pyiceberg-go/pyiceberg-go/core/version"
 )
 
@@ -67,10 +68,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		prog = &Progress{}
 	}
 	if req.Op == request.OpPanic {
-		if s.Conf()["test.hooks"] == "true" {
-			panic("injected panic (test.hooks)")
-		}
-		return nil, fmt.Errorf("%w: operation __panic needs test.hooks", errs.ErrInvalidArgument)
+		return nil, testhooks.Panic(s.Conf())
 	}
 	if req.Op == request.OpListTables {
 		return listTables(ctx, s, req)

@@ -5,17 +5,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 )
 
 // change is what a row-level operation commits on top of the table's head:
@@ -249,20 +248,12 @@ func canonicalValue(v any) string {
 	return fmt.Sprintf("%T:%v", v, v)
 }
 
-// testDelay sleeps test.commit-delay-ms before a row-level operation's
-// first commit attempt when the session has test.hooks=true, so tests can
-// commit a concurrent change in between; it first creates the file
-// test.commit-delay-signal (if set) to tell them the wait has begun.
+// testDelay pauses before a row-level operation's first commit attempt,
+// in builds with the test hooks (testhooks.CommitDelay), so tests can
+// commit a concurrent change in between. Other builds compile it to nothing.
 func (w *writer) testDelay() {
-	conf := w.sess.Conf()
-	if conf["test.hooks"] != "true" {
-		return
-	}
-	if path := conf["test.commit-delay-signal"]; path != "" {
-		_ = os.WriteFile(path, nil, 0o644)
-	}
-	if ms, err := strconv.Atoi(conf["test.commit-delay-ms"]); err == nil && ms > 0 {
-		time.Sleep(time.Duration(ms) * time.Millisecond)
+	if testhooks.Enabled {
+		testhooks.CommitDelay(w.sess.Conf())
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 // This file implements the Parquet split-block bloom filter (parquet-format
-// BloomFilter.md) for the parquet-go encoder, which cannot size its own
-// filters by distinct values nor cap them; the pqarrow encoder uses
+// BloomFilter.md) for the native encoder, so that filters are sized by
+// distinct values and capped; the pqarrow encoder (nested schemas) uses
 // arrow-go's filters.
 
 // bloomSalt are the spec's eight odd constants, one per word of a block.

@@ -209,7 +209,7 @@ func (c bloomCase) bloom(t *testing.T, rg, col int) metadata.BloomFilter {
 // a power of two no larger than maxBytes, sized for the chunk's distinct
 // values unless that exceeds maxBytes. It returns the filter sizes.
 //
-// parquet-go files get the smallest power of two holding the optimal size;
+// Native files get the smallest power of two holding the optimal size;
 // arrow-go's adaptive filters (pqarrow) are up to two powers of two above
 // it and at least 2 KiB, which slack allows for.
 func (c bloomCase) checkBloom(t *testing.T, path string, fpp float64, maxBytes int64, pqarrowSlack bool) []int64 {

@@ -17,7 +17,7 @@ import (
 func writeLent(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch, lend func(i int) bool, cuts ...int) []byte {
 	t.Helper()
 	fs := newMemFS()
-	w := NewWriter(t.Context(), fs, sc, flatOptions(t, props), pathGen("mem://t"))
+	w := NewWriter(t.Context(), fs, sc, propOptions(t, props), pathGen("mem://t"))
 	for i, rec := range recs {
 		for _, c := range cuts {
 			if c == i {
@@ -47,30 +47,28 @@ func writeLent(t *testing.T, props map[string]string, sc *arrow.Schema, recs []a
 // batches mixed with copied ones in a row group (held ones are then
 // encoded in order before the copied one).
 func TestBorrowedBatchesGiveTheSameFile(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := bloomBatches(t, false, 5, 12000)
-		props := map[string]string{PropBloomEnabledPrefix + "s": "true", PropBloomEnabledPrefix + "id": "true"}
-		all := func(int) bool { return true }
-		none := func(int) bool { return false }
-		for _, c := range []struct {
-			name string
-			lend func(int) bool
-			cuts []int
-		}{
-			{"one row group", all, nil},
-			{"three row groups", all, []int{2, 4}},
-			{"copied batches among them", func(i int) bool { return i != 1 && i != 4 }, []int{3}},
-			{"copied batch first", func(i int) bool { return i > 0 }, nil},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				want := writeLent(t, props, sc, recs, none, c.cuts...)
-				got := writeLent(t, props, sc, recs, c.lend, c.cuts...)
-				if !bytes.Equal(got, want) {
-					t.Fatalf("files differ: %d and %d bytes", len(got), len(want))
-				}
-			})
-		}
-	})
+	sc, recs := bloomBatches(t, false, 5, 12000)
+	props := map[string]string{PropBloomEnabledPrefix + "s": "true", PropBloomEnabledPrefix + "id": "true"}
+	all := func(int) bool { return true }
+	none := func(int) bool { return false }
+	for _, c := range []struct {
+		name string
+		lend func(int) bool
+		cuts []int
+	}{
+		{"one row group", all, nil},
+		{"three row groups", all, []int{2, 4}},
+		{"copied batches among them", func(i int) bool { return i != 1 && i != 4 }, []int{3}},
+		{"copied batch first", func(i int) bool { return i > 0 }, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := writeLent(t, props, sc, recs, none, c.cuts...)
+			got := writeLent(t, props, sc, recs, c.lend, c.cuts...)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("files differ: %d and %d bytes", len(got), len(want))
+			}
+		})
+	}
 }
 
 // The writer keeps borrowed batches (not their pages) until their row
@@ -83,7 +81,7 @@ func TestBorrowedBatchesAreHeldUntilWrittenThenReleased(t *testing.T) {
 		t.Run(fmt.Sprintf("lend=%v,abort=%v", c.lend, c.abort), func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 			sc := arrowSchema(t, stringsSchema())
-			w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderNative}, pathGen("mem://t"))
+			w := NewWriter(t.Context(), newMemFS(), sc, Options{}, pathGen("mem://t"))
 			write := w.Write
 			if c.lend {
 				write = w.WriteBorrowed

@@ -77,7 +77,7 @@ type columnPlan struct {
 	// (which overrule the per-file decision).
 	dict map[string]bool
 	// bloom holds the bloom filters of top-level columns by field index,
-	// for the parquet-go encoder.
+	// for the native encoder.
 	bloom map[int]BloomFilter
 }
 

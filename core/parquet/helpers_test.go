@@ -338,25 +338,26 @@ func stringsSchema() *iceberg.Schema {
 }
 
 // encoderCase is one encoder the writer tests run against: pqarrow on the
-// full schema (nested columns included), parquet-go on its flat part.
+// full schema (nested columns included), the native encoder on its flat
+// part.
 type encoderCase struct {
-	enc  string
+	name string
 	flat bool
 }
 
-var encoderCases = []encoderCase{{EncoderPqarrow, false}, {EncoderParquetGo, true}, {EncoderNative, true}}
+var encoderCases = []encoderCase{{"pqarrow", false}, {"native", true}}
 
 // forEachEncoder runs fn as a subtest per encoder.
 func forEachEncoder(t *testing.T, fn func(t *testing.T, ec encoderCase)) {
 	t.Helper()
 	for _, ec := range encoderCases {
-		t.Run(ec.enc, func(t *testing.T) { fn(t, ec) })
+		t.Run(ec.name, func(t *testing.T) { fn(t, ec) })
 	}
 }
 
 // opts forces the case's encoder.
 func (ec encoderCase) opts(o Options) Options {
-	o.Encoder = ec.enc
+	o.Pqarrow = !ec.flat
 	return o
 }
 

@@ -22,7 +22,7 @@ const (
 
 // incompressibleColumns returns the integer-valued columns (ints, longs,
 // dates, times, timestamps, decimals up to 18 digits) whose values, encoded
-// the way the parquet-go encoder writes them without a dictionary
+// the way the native encoder writes them without a dictionary
 // (DELTA_BINARY_PACKED), the codec shrinks by less than 2%, judged on the
 // first incompressibleSample rows of rec. Bit-packed deltas of random keys
 // or prices do not compress, yet zstd still runs its match search over
@@ -36,7 +36,7 @@ func incompressibleColumns(rec arrow.RecordBatch, r resolved) []string {
 	if r.CompressAll || r.PlainEncodings || r.codec == compress.Codecs.Uncompressed {
 		return out
 	}
-	codec := r.pgoCodec()
+	codec := r.pageCodec()
 	n := min(int(rec.NumRows()), incompressibleSample)
 	var (
 		vals      []int64

@@ -51,60 +51,58 @@ func incompressibleBatch(t *testing.T, n int) (*arrow.Schema, arrow.RecordBatch)
 // and stored uncompressed; the others keep the codec; the file reads back
 // equal and within 1% of its size with every chunk compressed.
 func TestIncompressibleColumnsAreStoredUncompressed(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, rec := incompressibleBatch(t, 30000)
-		defer rec.Release()
-		r, _ := Options{Codec: "zstd"}.resolve()
-		if got := incompressibleColumns(rec, r); !slices.Equal(got, []string{"key", "price"}) {
-			t.Errorf("incompressible %v, want [key price]", got)
-		}
-		small := rec.NewSlice(0, incompressibleMinValues-1)
-		if got := incompressibleColumns(small, r); len(got) != 0 {
-			t.Errorf("a %d-row sample judged %v", small.NumRows(), got)
-		}
-		small.Release()
+	sc, rec := incompressibleBatch(t, 30000)
+	defer rec.Release()
+	r, _ := Options{Codec: "zstd"}.resolve()
+	if got := incompressibleColumns(rec, r); !slices.Equal(got, []string{"key", "price"}) {
+		t.Errorf("incompressible %v, want [key price]", got)
+	}
+	small := rec.NewSlice(0, incompressibleMinValues-1)
+	if got := incompressibleColumns(small, r); len(got) != 0 {
+		t.Errorf("a %d-row sample judged %v", small.NumRows(), got)
+	}
+	small.Release()
 
-		codecs := func(opts Options) ([]compress.Compression, int) {
-			t.Helper()
-			fs := newMemFS()
-			f := writeAll(t, fs, sc, Options{Encoder: flatEncoder, Codec: opts.Codec, CompressAll: opts.CompressAll},
-				[]arrow.RecordBatch{rec})[0]
-			data := fs.bytes(t, f.Path)
-			rdr, err := file.NewParquetReader(bytes.NewReader(data))
-			if err != nil {
-				t.Fatal(err)
+	codecs := func(opts Options) ([]compress.Compression, int) {
+		t.Helper()
+		fs := newMemFS()
+		f := writeAll(t, fs, sc, Options{Codec: opts.Codec, CompressAll: opts.CompressAll},
+			[]arrow.RecordBatch{rec})[0]
+		data := fs.bytes(t, f.Path)
+		rdr, err := file.NewParquetReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rdr.Close()
+		var out []compress.Compression
+		for c := range sc.NumFields() {
+			cc, _ := rdr.MetaData().RowGroup(0).ColumnChunk(c)
+			out = append(out, cc.Compression())
+		}
+		tbl := readBack(t, data)
+		defer tbl.Release()
+		for c := range sc.NumFields() {
+			if columnJSON(t, []arrow.Array{rec.Column(c)}) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
+				t.Errorf("%+v: column %s differs", opts, sc.Field(c).Name)
 			}
-			defer rdr.Close()
-			var out []compress.Compression
-			for c := range sc.NumFields() {
-				cc, _ := rdr.MetaData().RowGroup(0).ColumnChunk(c)
-				out = append(out, cc.Compression())
-			}
-			tbl := readBack(t, data)
-			defer tbl.Release()
-			for c := range sc.NumFields() {
-				if columnJSON(t, []arrow.Array{rec.Column(c)}) != columnJSON(t, tbl.Column(c).Data().Chunks()) {
-					t.Errorf("%+v: column %s differs", opts, sc.Field(c).Name)
-				}
-			}
-			return out, len(data)
 		}
-		z, u := compress.Codecs.Zstd, compress.Codecs.Uncompressed
-		got, skipped := codecs(Options{Codec: "zstd"})
-		if want := []compress.Compression{u, z, u, z, z}; !slices.Equal(got, want) {
-			t.Errorf("codecs %v, want %v", got, want)
-		}
-		got, all := codecs(Options{Codec: "zstd", CompressAll: true})
-		if !slices.Equal(got, []compress.Compression{z, z, z, z, z}) {
-			t.Errorf("with CompressAll: codecs %v", got)
-		}
-		if float64(skipped) > 1.01*float64(all) {
-			t.Errorf("skipping incompressible columns made the file more than 1%% larger: %d > %d bytes", skipped, all)
-		}
-		if got, _ := codecs(Options{Codec: "gzip"}); got[0] != u || got[1] != compress.Codecs.Gzip {
-			t.Errorf("gzip: codecs %v", got)
-		}
-	})
+		return out, len(data)
+	}
+	z, u := compress.Codecs.Zstd, compress.Codecs.Uncompressed
+	got, skipped := codecs(Options{Codec: "zstd"})
+	if want := []compress.Compression{u, z, u, z, z}; !slices.Equal(got, want) {
+		t.Errorf("codecs %v, want %v", got, want)
+	}
+	got, all := codecs(Options{Codec: "zstd", CompressAll: true})
+	if !slices.Equal(got, []compress.Compression{z, z, z, z, z}) {
+		t.Errorf("with CompressAll: codecs %v", got)
+	}
+	if float64(skipped) > 1.01*float64(all) {
+		t.Errorf("skipping incompressible columns made the file more than 1%% larger: %d > %d bytes", skipped, all)
+	}
+	if got, _ := codecs(Options{Codec: "gzip"}); got[0] != u || got[1] != compress.Codecs.Gzip {
+		t.Errorf("gzip: codecs %v", got)
+	}
 }
 
 func TestSkipIncompressibleProperty(t *testing.T) {

@@ -43,10 +43,7 @@ import (
 // parquet-go's encoding kernels (RLE, bit-packed deltas, delta lengths) and
 // compressed with the same codecs. The file layout, page index and footer
 // are written here too. Pages wait in spill buffers (spill.go) until their
-// row group is written, as with parquet-go.
-
-// EncoderNative names the native encoder in Options.Encoder.
-const EncoderNative = "native"
+// row group is written.
 
 // createdByNative is the created_by of files the native encoder writes.
 const createdByNative = "pyiceberg-go version 0.1.0"
@@ -490,7 +487,7 @@ type nativeScratch struct {
 
 // nativeEncoder writes one Parquet file of a flat schema.
 type nativeEncoder struct {
-	sink         *captureWriter
+	sink         *offsetWriter
 	cols         []flatColumn
 	nc           []*nativeColumn
 	schema       []format.SchemaElement
@@ -521,6 +518,10 @@ type nativeEncoder struct {
 	// count is the goroutine's to update meanwhile).
 	emitting *task
 	end      int64
+	// serial keeps the columns on one goroutine (Options.serialColumns);
+	// pages is the pool of page buffers.
+	serial bool
+	pages  *spillPool
 	openCount
 }
 
@@ -532,12 +533,14 @@ func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r reso
 	for _, n := range raw {
 		rw[n] = true
 	}
-	codec := r.pgoCodec()
+	codec := r.pageCodec()
 	e := &nativeEncoder{
-		sink: &captureWriter{w: out}, cols: cols, nc: make([]*nativeColumn, len(cols)),
+		sink: &offsetWriter{w: out}, cols: cols, nc: make([]*nativeColumn, len(cols)),
 		pageRowLimit: int(min(r.PageRowLimit, math.MaxInt32)),
-		pageBytes:    pgoPageBytes(r, len(cols)),
+		pageBytes:    pageBytesFor(r, len(cols)),
 		decBounds:    map[int]*decimalBound{},
+		serial:       r.serialColumns,
+		pages:        r.pages,
 	}
 	e.schema = append(e.schema, format.SchemaElement{Name: "schema", NumChildren: thrift.New(int32(len(cols)))})
 	for i, c := range cols {
@@ -623,11 +626,21 @@ func newNativeEncoder(out io.Writer, sc *arrow.Schema, cols []flatColumn, r reso
 	if _, err := e.sink.Write([]byte("PAR1")); err != nil {
 		return nil, withIO(err)
 	}
-	e.openCount = newOpenCount()
+	e.openCount = newOpenCount(r.openFiles)
 	return e, nil
 }
 
 func (e *nativeEncoder) overestimates() bool { return true }
+
+// eachColumn runs fn on every column with eachColumnSpread: spread over
+// the cores other encoders leave free when the batch has rows enough (and
+// the encoder is not serial).
+func (e *nativeEncoder) eachColumn(rows int, cost func(i int) int64, fn func(i int, sc *nativeScratch) error) error {
+	if e.serial {
+		rows = 0
+	}
+	return eachColumnSpread(&e.scratch, len(e.nc), rows, cost, fn)
+}
 
 // written is the file's size once the row group being written out, if
 // any, is in it; the Writer sizes files with it.
@@ -660,7 +673,7 @@ func (e *nativeEncoder) write(rec arrow.RecordBatch) error {
 	if err := e.unhold(); err != nil {
 		return err
 	}
-	err := eachColumnSpread(&e.scratch, len(e.cols), n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *nativeScratch) error {
+	err := e.eachColumn(n, func(i int) int64 { return sliceBytes(rec.Column(i)) }, func(i int, sc *nativeScratch) error {
 		return e.writeColumn(i, rec.Column(i), n, sc)
 	})
 	if err != nil {
@@ -711,7 +724,7 @@ func releaseAll(recs []arrow.RecordBatch) {
 // writeColumn appends rows [0, n) of arr to column i's pages.
 func (e *nativeEncoder) writeColumn(i int, arr arrow.Array, n int, sc *nativeScratch) error {
 	c := e.nc[i]
-	rowLimit, byteLimit := pageLimitsFor(e.pageRowLimit, e.pageBytes)
+	rowLimit, byteLimit := pageLimitsFor(e.pageRowLimit, e.pageBytes, int(e.open.Load()))
 	for off := 0; off < n; {
 		if c.rows >= rowLimit || c.plainBytes >= byteLimit {
 			if err := e.flushPage(c, sc); err != nil {
@@ -1321,7 +1334,7 @@ func (e *nativeEncoder) writePage(c *nativeColumn, hdr *format.PageHeader, body 
 		return 0, fmt.Errorf("encoding a page header: %w", err)
 	}
 	if c.buf == nil {
-		c.buf = pageSpill.bufferIn(&e.spills[e.side])
+		c.buf = e.pages.bufferIn(&e.spills[e.side])
 	}
 	if _, err := c.buf.Write(sc.header.Bytes()); err != nil {
 		return 0, withIO(err)
@@ -1400,7 +1413,7 @@ func (e *nativeEncoder) newRowGroup() error {
 	// on the cores other encoders leave free.
 	dictPages := make([][]byte, len(e.nc))
 	dictRaw := make([]int64, len(e.nc))
-	err := eachColumnSpread(&e.scratch, len(e.nc), int(e.rgRows), func(i int) int64 { return int64(e.nc[i].plainBytes) }, func(i int, sc *nativeScratch) error {
+	err := e.eachColumn(int(e.rgRows), func(i int) int64 { return int64(e.nc[i].plainBytes) }, func(i int, sc *nativeScratch) error {
 		c := e.nc[i]
 		var err error
 		dictPages[i], dictRaw[i], err = e.finishChunk(c, sc)
@@ -1507,7 +1520,7 @@ func (ch *chunkOut) size() int64 { return int64(len(ch.dictPage)) + ch.bufN }
 // release hands the chunk's page buffer back, once.
 func (ch *chunkOut) release() {
 	if ch.buf != nil {
-		pageSpill.PutBuffer(ch.buf)
+		putBuffer(ch.buf)
 		ch.buf = nil
 	}
 }
@@ -1648,10 +1661,10 @@ func (e *nativeEncoder) writeHeld() error {
 	// columns in turn: helpers taken by the first file would leave the
 	// last one alone on a core once the first is done.
 	rows := int(e.rgRows)
-	if int(openEncoders.Load()) >= runtime.GOMAXPROCS(0) {
+	if int(e.open.Load()) >= runtime.GOMAXPROCS(0) {
 		rows = 0
 	}
-	err := eachColumnSpread(&e.scratch, len(e.nc), rows, nil, func(i int, sc *nativeScratch) error {
+	err := e.eachColumn(rows, nil, func(i int, sc *nativeScratch) error {
 		c := e.nc[i]
 		for _, r := range held {
 			if err := e.writeColumn(i, r.Column(i), int(r.NumRows()), sc); err != nil {
@@ -1762,7 +1775,7 @@ func (e *nativeEncoder) discard() {
 	e.held, e.heldBytes = nil, 0
 	for _, c := range e.nc {
 		if c.buf != nil {
-			pageSpill.PutBuffer(c.buf)
+			putBuffer(c.buf)
 			c.buf = nil
 		}
 	}

@@ -161,7 +161,6 @@ func TestNativePageIndexBoundsEachPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Encoder = EncoderNative
 	fs := newMemFS()
 	files := writeAll(t, fs, sc, opts, recs)
 	if len(files) != 1 {
@@ -337,7 +336,7 @@ func (p poisonAllocator) Free(b []byte) {
 // buffers are poisoned as they are freed give the same data, bounds and
 // metrics as the batches they copy.
 func TestNativeKeepsNothingOfAWrittenBatch(t *testing.T) {
-	flat := encoderCase{EncoderNative, true}
+	flat := encoderCase{"native", true}
 	sc, recs := flat.batches(t, 6, 2000, 31)
 	if !KeepsNoInput(sc, Options{}) {
 		t.Fatal("the native encoder's schema does not keep no input")
@@ -347,7 +346,7 @@ func TestNativeKeepsNothingOfAWrittenBatch(t *testing.T) {
 		names = append(names, f.Name)
 	}
 	for _, noDict := range [][]string{nil, names} {
-		keepsNothing(t, sc, recs, Options{Encoder: EncoderNative, RowGroupBytes: 64 << 10, PageRowLimit: 300, NoDictionary: noDict})
+		keepsNothing(t, sc, recs, Options{RowGroupBytes: 64 << 10, PageRowLimit: 300, NoDictionary: noDict})
 	}
 }
 
@@ -718,7 +717,7 @@ func TestRangeOfIntegers(t *testing.T) {
 // written without the hold, byte for byte.
 func TestNativeEncodesWhileARowGroupIsWrittenOut(t *testing.T) {
 	sc, recs := nativeBatches(t, 60, 500)
-	opts := Options{Encoder: EncoderNative, RowGroupBytes: 512 << 10}
+	opts := Options{RowGroupBytes: 512 << 10}
 	ref := newMemFS()
 	refFiles := writeAll(t, ref, sc, opts, recs)
 	rdr, err := file.NewParquetReader(bytes.NewReader(ref.bytes(t, refFiles[0].Path)))
@@ -742,7 +741,7 @@ func TestNativeEncodesWhileARowGroupIsWrittenOut(t *testing.T) {
 // a goroutine of its own while the Writer goes on with the next file.
 func TestNativeRollsToTheNextFileWhileOneIsFinished(t *testing.T) {
 	sc, recs := nativeBatches(t, 40, 500)
-	opts := Options{Encoder: EncoderNative, RowGroupBytes: 100 << 10, TargetFileSize: 300 << 10}
+	opts := Options{RowGroupBytes: 100 << 10, TargetFileSize: 300 << 10}
 	ref := newMemFS()
 	refFiles := writeAll(t, ref, sc, opts, recs)
 	if len(refFiles) < 3 || refFiles[1].Rows < 8*500 || len(refFiles[0].SplitOffsets) < 2 {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	pq "github.com/apache/arrow-go/v18/parquet"
@@ -40,15 +41,17 @@ const (
 	// array columns written without a dictionary with DELTA_BINARY_PACKED
 	// and DELTA_LENGTH_BYTE_ARRAY; false writes them PLAIN, for readers
 	// that predate those encodings (Iceberg's vectorized Spark reader
-	// before 1.10 and 1.11). Only the parquet-go encoder uses them.
+	// before 1.10 and 1.11). Only flat schemas (the native encoder) use
+	// them; nested schemas are written by arrow-go's pqarrow with its own
+	// encodings.
 	PropDeltaEncodings = "pyiceberg-go.parquet.delta-encodings"
 	// PropSkipIncompressible (ours, default true) stores uncompressed the
 	// column chunks of delta-encoded integer columns whose values the codec
 	// shrinks by less than 2%, judged on a sample of each file's (or
 	// partitioned write's) first rows: bit-packed random keys, prices and
 	// dates gain nothing from zstd, which still spends its time trying.
-	// false compresses every column chunk with the codec. Only the
-	// parquet-go encoder does this.
+	// false compresses every column chunk with the codec. Only flat schemas
+	// (the native encoder) are written so; nested ones compress every chunk.
 	PropSkipIncompressible = "pyiceberg-go.parquet.skip-incompressible"
 )
 
@@ -99,8 +102,9 @@ type Options struct {
 	// A partitioned write decides once on whole batches (see
 	// DecideDictionary): a small partition's first batch says too little.
 	NoDictionary []string
-	// PageRowLimit cuts a data page once it holds this many rows (parquet-go
-	// encoder only: arrow-go v18.8.0 cuts pages by bytes alone).
+	// PageRowLimit cuts a data page once it holds this many rows (flat
+	// schemas, which the native encoder writes; arrow-go v18.8.0, which
+	// writes nested ones, cuts pages by bytes alone).
 	PageRowLimit int64
 	// BloomFilters maps Iceberg column names (dotted for nested fields) to
 	// the split-block bloom filter written for each row group of the column.
@@ -114,7 +118,9 @@ type Options struct {
 	// Dictionary switches dictionary encoding on or off per Iceberg column
 	// name, overriding the per-file decision (NoDictionary). A dictionary
 	// that outgrows DictionaryPageBytes still falls back to plain encoding.
-	// The parquet-go encoder never dictionary-encodes booleans and floats.
+	// The native encoder (flat schemas) never dictionary-encodes booleans,
+	// floats, and FIXED_LEN_BYTE_ARRAY columns (UUIDs, fixed, decimals of
+	// more than 18 digits).
 	Dictionary map[string]bool
 	// PlainEncodings writes columns without a dictionary PLAIN instead of
 	// with the delta encodings (PropDeltaEncodings=false).
@@ -125,11 +131,26 @@ type Options struct {
 	// (nil: each file decides on its first rows).
 	CompressAll    bool
 	Incompressible []string
-	// Encoder picks the Parquet encoder: "auto" (or empty) uses the native
-	// encoder (native.go) for schemas of only top-level primitive columns
-	// and arrow-go's pqarrow otherwise; "native", "parquet-go" and "pqarrow"
-	// force one (the first two accept only such flat schemas).
-	Encoder string
+	// Pqarrow writes flat schemas with arrow-go's pqarrow as well, instead
+	// of the native encoder (native.go), for tests and benchmarks that
+	// compare the two. Without it, schemas of only top-level primitive
+	// columns are written by the native encoder and the others by pqarrow.
+	Pqarrow bool
+
+	// Test settings, which production leaves zero: the Writer then shares
+	// the process's state with every other Writer. Tests set their own so
+	// that they can run in parallel.
+
+	// serialColumns encodes a file's columns one after another, never
+	// spread over other goroutines (tests compare the files).
+	serialColumns bool
+	// pages is the pool the native encoder's page buffers come from; nil
+	// is pageSpill, the process's.
+	pages *spillPool
+	// openFiles counts the native encoders with a file open, whose pages
+	// shrink past fullPageFiles of them; nil is openEncoders, the
+	// process's.
+	openFiles *atomic.Int32
 }
 
 // DecideDictionary returns o with NoDictionary and Incompressible decided
@@ -295,11 +316,6 @@ func parseBool(key, v string) (bool, error) {
 	return false, fmt.Errorf("%s=%q: want true or false: %w", key, v, errs.ErrInvalidArgument)
 }
 
-// defaultEncoder is what "auto" means. It is a variable so that a benchmark
-// binary can be built to compare encoders:
-// -ldflags "-X github.com/pyiceberg-go/pyiceberg-go/core/parquet.defaultEncoder=pqarrow".
-var defaultEncoder = EncoderAuto
-
 // DefaultZstdLevel is the zstd level used when none is configured.
 const DefaultZstdLevel = 1
 
@@ -361,13 +377,11 @@ func (o Options) resolve() (resolved, error) {
 			PropCompressionCodec, o.Codec, errs.ErrInvalidArgument)
 	}
 	r.Codec, r.codec = name, info.codec
-	switch enc := strings.ToLower(strings.TrimSpace(o.Encoder)); enc {
-	case "", EncoderAuto:
-		r.Encoder = defaultEncoder
-	case EncoderPqarrow, EncoderParquetGo, EncoderNative:
-		r.Encoder = enc
-	default:
-		return resolved{}, fmt.Errorf("encoder %q: want auto, native, parquet-go or pqarrow: %w", o.Encoder, errs.ErrInvalidArgument)
+	if r.pages == nil {
+		r.pages = pageSpill
+	}
+	if r.openFiles == nil {
+		r.openFiles = &openEncoders
 	}
 	if o.Level != nil {
 		l := *o.Level

@@ -92,145 +92,143 @@ func boundsBatches(t *testing.T, nBatches, rows int) (*arrow.Schema, []arrow.Rec
 // only when the pages have it; each column chunk's statistics are its
 // exact min and max. Checked against the values read back, page by page.
 func TestByteArrayColumnIndexHoldsEachPagesBounds(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := boundsBatches(t, 4, 15000)
-		_, data := writeParquetGo(t, map[string]string{
-			PropPageRowLimit: "700", PropRowGroupBytes: "600000", PropDictPageBytes: "1000000",
-		}, sc, recs)
-		tbl := readBack(t, data)
-		defer tbl.Release()
-		rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	sc, recs := boundsBatches(t, 4, 15000)
+	_, data := writeFlat(t, map[string]string{
+		PropPageRowLimit: "700", PropRowGroupBytes: "600000", PropDictPageBytes: "1000000",
+	}, sc, recs)
+	tbl := readBack(t, data)
+	defer tbl.Release()
+	rdr, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 3 {
+		t.Fatalf("%d row groups; the test wants several", rdr.NumRowGroups())
+	}
+	pir := rdr.GetPageIndexReader()
+	for c := 0; c < 4; c++ {
+		col, err := array.Concatenate(tbl.Column(c).Data().Chunks(), memory.DefaultAllocator)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer rdr.Close()
-		if rdr.NumRowGroups() < 3 {
-			t.Fatalf("%d row groups; the test wants several", rdr.NumRowGroups())
+		value := func(i int) []byte {
+			if s, ok := col.(*array.String); ok {
+				return []byte(s.Value(i))
+			}
+			return col.(*array.Binary).Value(i)
 		}
-		pir := rdr.GetPageIndexReader()
-		for c := 0; c < 4; c++ {
-			col, err := array.Concatenate(tbl.Column(c).Data().Chunks(), memory.DefaultAllocator)
+		var rgStart int64
+		ascending, nullPages := 0, 0
+		for rg := 0; rg < rdr.NumRowGroups(); rg++ {
+			rgRows := rdr.MetaData().RowGroup(rg).NumRows()
+			rgr, err := pir.RowGroup(rg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			value := func(i int) []byte {
-				if s, ok := col.(*array.String); ok {
-					return []byte(s.Value(i))
-				}
-				return col.(*array.Binary).Value(i)
+			ci, err := rgr.GetColumnIndex(c)
+			if err != nil || ci == nil {
+				t.Fatalf("column %d row group %d: no column index (%v)", c, rg, err)
 			}
-			var rgStart int64
-			ascending, nullPages := 0, 0
-			for rg := 0; rg < rdr.NumRowGroups(); rg++ {
-				rgRows := rdr.MetaData().RowGroup(rg).NumRows()
-				rgr, err := pir.RowGroup(rg)
-				if err != nil {
-					t.Fatal(err)
+			oi, err := rgr.GetOffsetIndex(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			locs := oi.GetPageLocations()
+			if (rg == 0 && len(locs) < 4) || len(locs) != len(ci.GetNullPages()) {
+				t.Fatalf("column %d row group %d: %d pages, %d in the column index", c, rg, len(locs), len(ci.GetNullPages()))
+			}
+			var rgMin, rgMax []byte
+			var pageMins, pageMaxs [][]byte
+			for p, loc := range locs {
+				end := rgRows
+				if p+1 < len(locs) {
+					end = locs[p+1].FirstRowIndex
 				}
-				ci, err := rgr.GetColumnIndex(c)
-				if err != nil || ci == nil {
-					t.Fatalf("column %d row group %d: no column index (%v)", c, rg, err)
-				}
-				oi, err := rgr.GetOffsetIndex(c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				locs := oi.GetPageLocations()
-				if (rg == 0 && len(locs) < 4) || len(locs) != len(ci.GetNullPages()) {
-					t.Fatalf("column %d row group %d: %d pages, %d in the column index", c, rg, len(locs), len(ci.GetNullPages()))
-				}
-				var rgMin, rgMax []byte
-				var pageMins, pageMaxs [][]byte
-				for p, loc := range locs {
-					end := rgRows
-					if p+1 < len(locs) {
-						end = locs[p+1].FirstRowIndex
-					}
-					var lo, hi []byte
-					found, long := false, false
-					for i := rgStart + loc.FirstRowIndex; i < rgStart+end; i++ {
-						if col.IsNull(int(i)) {
-							continue
-						}
-						v := value(int(i))
-						long = long || len(v) > columnIndexLimit
-						if !found || bytes.Compare(v, lo) < 0 {
-							lo = v
-						}
-						if !found || bytes.Compare(v, hi) > 0 {
-							hi = v
-						}
-						found = true
-					}
-					if ci.GetNullPages()[p] != !found {
-						t.Fatalf("column %d rg %d page %d: null page %v, values found %v", c, rg, p, ci.GetNullPages()[p], found)
-					}
-					if !found {
-						nullPages++
+				var lo, hi []byte
+				found, long := false, false
+				for i := rgStart + loc.FirstRowIndex; i < rgStart+end; i++ {
+					if col.IsNull(int(i)) {
 						continue
 					}
-					gotLo, gotHi := ci.GetMinValues()[p], ci.GetMaxValues()[p]
-					if want := lo[:min(len(lo), columnIndexLimit)]; !bytes.Equal(gotLo, want) {
-						t.Fatalf("column %d rg %d page %d: min %q, want %q", c, rg, p, gotLo, want)
+					v := value(int(i))
+					long = long || len(v) > columnIndexLimit
+					if !found || bytes.Compare(v, lo) < 0 {
+						lo = v
 					}
-					if bytes.Compare(gotHi, hi) < 0 || (!long && !bytes.Equal(gotHi, hi)) {
-						t.Fatalf("column %d rg %d page %d: max %q for values up to %q", c, rg, p, gotHi, hi)
+					if !found || bytes.Compare(v, hi) > 0 {
+						hi = v
 					}
-					if len(gotHi) > columnIndexLimit && !bytes.Equal(gotHi, hi) {
-						t.Fatalf("column %d rg %d page %d: max of %d bytes is not the value itself", c, rg, p, len(gotHi))
-					}
-					pageMins, pageMaxs = append(pageMins, gotLo), append(pageMaxs, gotHi)
-					if rgMin == nil || bytes.Compare(lo, rgMin) < 0 {
-						rgMin = lo
-					}
-					if rgMax == nil || bytes.Compare(hi, rgMax) > 0 {
-						rgMax = hi
-					}
+					found = true
 				}
-				switch ci.GetBoundaryOrder() {
-				case metadata.Ascending:
-					ascending++
-					for i := 1; i < len(pageMins); i++ {
-						if bytes.Compare(pageMins[i-1], pageMins[i]) > 0 || bytes.Compare(pageMaxs[i-1], pageMaxs[i]) > 0 {
-							t.Fatalf("column %d rg %d: ascending claimed, pages %d and %d are not", c, rg, i-1, i)
-						}
-					}
-				case metadata.Descending:
-					for i := 1; i < len(pageMins); i++ {
-						if bytes.Compare(pageMins[i-1], pageMins[i]) < 0 || bytes.Compare(pageMaxs[i-1], pageMaxs[i]) < 0 {
-							t.Fatalf("column %d rg %d: descending claimed, pages %d and %d are not", c, rg, i-1, i)
-						}
-					}
+				if ci.GetNullPages()[p] != !found {
+					t.Fatalf("column %d rg %d page %d: null page %v, values found %v", c, rg, p, ci.GetNullPages()[p], found)
 				}
-				cc, err := rdr.MetaData().RowGroup(rg).ColumnChunk(c)
-				if err != nil {
-					t.Fatal(err)
+				if !found {
+					nullPages++
+					continue
 				}
-				st, err := cc.Statistics()
-				if err != nil || st == nil || !st.HasMinMax() {
-					t.Fatalf("column %d rg %d: no chunk statistics (%v)", c, rg, err)
+				gotLo, gotHi := ci.GetMinValues()[p], ci.GetMaxValues()[p]
+				if want := lo[:min(len(lo), columnIndexLimit)]; !bytes.Equal(gotLo, want) {
+					t.Fatalf("column %d rg %d page %d: min %q, want %q", c, rg, p, gotLo, want)
 				}
-				bst := st.(*metadata.ByteArrayStatistics)
-				if !bytes.Equal(bst.Min(), rgMin) || !bytes.Equal(bst.Max(), rgMax) {
-					t.Fatalf("column %d rg %d: chunk bounds %q..%q, want %q..%q", c, rg, bst.Min(), bst.Max(), rgMin, rgMax)
+				if bytes.Compare(gotHi, hi) < 0 || (!long && !bytes.Equal(gotHi, hi)) {
+					t.Fatalf("column %d rg %d page %d: max %q for values up to %q", c, rg, p, gotHi, hi)
 				}
-				if st.NullCount() != countNulls(col, rgStart, rgStart+rgRows) {
-					t.Fatalf("column %d rg %d: %d nulls in the statistics", c, rg, st.NullCount())
+				if len(gotHi) > columnIndexLimit && !bytes.Equal(gotHi, hi) {
+					t.Fatalf("column %d rg %d page %d: max of %d bytes is not the value itself", c, rg, p, len(gotHi))
 				}
-				rgStart += rgRows
+				pageMins, pageMaxs = append(pageMins, gotLo), append(pageMaxs, gotHi)
+				if rgMin == nil || bytes.Compare(lo, rgMin) < 0 {
+					rgMin = lo
+				}
+				if rgMax == nil || bytes.Compare(hi, rgMax) > 0 {
+					rgMax = hi
+				}
 			}
-			col.Release()
-			switch {
-			case c == 0 && nullPages == 0:
-				t.Fatalf("column hi has no page of nulls only")
-			case c == 3 && ascending != rdr.NumRowGroups():
-				t.Fatalf("column asc is ascending in %d of %d row groups", ascending, rdr.NumRowGroups())
+			switch ci.GetBoundaryOrder() {
+			case metadata.Ascending:
+				ascending++
+				for i := 1; i < len(pageMins); i++ {
+					if bytes.Compare(pageMins[i-1], pageMins[i]) > 0 || bytes.Compare(pageMaxs[i-1], pageMaxs[i]) > 0 {
+						t.Fatalf("column %d rg %d: ascending claimed, pages %d and %d are not", c, rg, i-1, i)
+					}
+				}
+			case metadata.Descending:
+				for i := 1; i < len(pageMins); i++ {
+					if bytes.Compare(pageMins[i-1], pageMins[i]) < 0 || bytes.Compare(pageMaxs[i-1], pageMaxs[i]) < 0 {
+						t.Fatalf("column %d rg %d: descending claimed, pages %d and %d are not", c, rg, i-1, i)
+					}
+				}
 			}
+			cc, err := rdr.MetaData().RowGroup(rg).ColumnChunk(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := cc.Statistics()
+			if err != nil || st == nil || !st.HasMinMax() {
+				t.Fatalf("column %d rg %d: no chunk statistics (%v)", c, rg, err)
+			}
+			bst := st.(*metadata.ByteArrayStatistics)
+			if !bytes.Equal(bst.Min(), rgMin) || !bytes.Equal(bst.Max(), rgMax) {
+				t.Fatalf("column %d rg %d: chunk bounds %q..%q, want %q..%q", c, rg, bst.Min(), bst.Max(), rgMin, rgMax)
+			}
+			if st.NullCount() != countNulls(col, rgStart, rgStart+rgRows) {
+				t.Fatalf("column %d rg %d: %d nulls in the statistics", c, rg, st.NullCount())
+			}
+			rgStart += rgRows
 		}
-		if got := pq.Encodings.RLEDict; !hasEncoding(t, data, "lo", got) {
-			t.Fatalf("column lo is not dictionary encoded")
+		col.Release()
+		switch {
+		case c == 0 && nullPages == 0:
+			t.Fatalf("column hi has no page of nulls only")
+		case c == 3 && ascending != rdr.NumRowGroups():
+			t.Fatalf("column asc is ascending in %d of %d row groups", ascending, rdr.NumRowGroups())
 		}
-	})
+	}
+	if got := pq.Encodings.RLEDict; !hasEncoding(t, data, "lo", got) {
+		t.Fatalf("column lo is not dictionary encoded")
+	}
 }
 
 func countNulls(a arrow.Array, from, to int64) int64 {
@@ -333,30 +331,43 @@ func TestStringRangeMatchesBytesCompare(t *testing.T) {
 // byte for byte the one written column after column, with bloom filters,
 // 38-digit decimals, strings, nulls and several row groups.
 func TestColumnsEncodedInParallelGiveTheSameFile(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := bloomBatches(t, false, 3, 20000)
-		props := map[string]string{PropRowGroupBytes: "400000"}
-		for _, c := range []string{"id", "cat", "s", "dec"} {
-			props[PropBloomEnabledPrefix+c] = "true"
+	t.Parallel()
+	sc, recs := bloomBatches(t, false, 3, 20000)
+	props := map[string]string{PropRowGroupBytes: "400000"}
+	for _, c := range []string{"id", "cat", "s", "dec"} {
+		props[PropBloomEnabledPrefix+c] = "true"
+	}
+	opts := isolated(t, propOptions(t, props), 32<<20)
+	_, parallel := writeFlatWith(t, opts, sc, recs)
+	opts.serialColumns = true
+	_, serial := writeFlatWith(t, opts, sc, recs)
+	if !bytes.Equal(parallel, serial) {
+		t.Fatalf("files differ: %d and %d bytes", len(parallel), len(serial))
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(parallel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
+		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
+	}
+}
+
+// A file's columns are spread over the cores other encoders leave free,
+// never over more goroutines than columns, and not for small batches.
+func TestColumnHelpers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ busy, procs, ncols, rows, want int }{
+		{1, 8, 16, 4096, 7},    // a lone file takes every core
+		{3, 8, 16, 100000, 5},  // the cores of other encoders stay theirs
+		{64, 8, 16, 100000, 0}, // more encoders busy than cores: in turn
+		{1, 8, 3, 4096, 2},     // no more helpers than columns to share
+		{1, 8, 16, 4095, 0},    // a small batch stays on one goroutine
+		{1, 1, 16, 100000, 0},  // one core
+	} {
+		if got := columnHelpers(c.busy, c.procs, c.ncols, c.rows); got != c.want {
+			t.Errorf("%+v: %d helpers", c, got)
 		}
-		_, parallel := writeParquetGo(t, props, sc, recs)
-		// More encoders busy than there are cores: no helper, no failure.
-		encodersBusy.Add(64)
-		_, crowded := writeParquetGo(t, props, sc, recs)
-		encodersBusy.Add(-64)
-		spreadColumns = false
-		defer func() { spreadColumns = true }()
-		_, serial := writeParquetGo(t, props, sc, recs)
-		if !bytes.Equal(parallel, serial) || !bytes.Equal(crowded, serial) {
-			t.Fatalf("files differ: %d, %d and %d bytes", len(parallel), len(crowded), len(serial))
-		}
-		rdr, err := file.NewParquetReader(bytes.NewReader(parallel))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rdr.Close()
-		if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
-			t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
-		}
-	})
+	}
 }

@@ -62,36 +62,29 @@ func chunkPages(t *testing.T, data []byte, path string) [][]pageInfo {
 	return out
 }
 
-// flatEncoder is the encoder writeParquetGo uses (forEachFlatEncoder sets it).
-var flatEncoder = EncoderParquetGo
-
-// forEachFlatEncoder runs fn once per encoder of flat schemas, parquet-go's
-// and the native one, with flatEncoder set to it.
-func forEachFlatEncoder(t *testing.T, fn func(t *testing.T)) {
-	defer func(e string) { flatEncoder = e }(flatEncoder)
-	for _, enc := range []string{EncoderParquetGo, EncoderNative} {
-		flatEncoder = enc
-		t.Run(enc, fn)
-	}
+// writeFlat writes recs with table properties props into one file; it
+// returns the file and its bytes. The test schemas are flat: the native
+// encoder writes them.
+func writeFlat(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
+	t.Helper()
+	return writeFlatWith(t, propOptions(t, props), sc, recs)
 }
 
-// writeParquetGo writes recs with flatEncoder and table properties props
-// into one file; it returns the file and its bytes.
-func writeParquetGo(t *testing.T, props map[string]string, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
+// writeFlatWith is writeFlat with options.
+func writeFlatWith(t *testing.T, opts Options, sc *arrow.Schema, recs []arrow.RecordBatch) (File, []byte) {
 	t.Helper()
 	fs := newMemFS()
-	f := writeAll(t, fs, sc, flatOptions(t, props), recs)[0]
+	f := writeAll(t, fs, sc, opts, recs)[0]
 	return f, fs.bytes(t, f.Path)
 }
 
-// flatOptions are the options of table properties props, with flatEncoder.
-func flatOptions(t *testing.T, props map[string]string) Options {
+// propOptions are the options of table properties props.
+func propOptions(t *testing.T, props map[string]string) Options {
 	t.Helper()
 	opts, err := OptionsFromProperties(props)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Encoder = flatEncoder
 	return opts
 }
 
@@ -135,10 +128,9 @@ func TestDictionaryFallsBackToPlainPastDictSizeBytes(t *testing.T) {
 			dict, onDict, plain, entries := dictionaryUse(pages)
 			// arrow-go checks the limit after each batch of 1024 values
 			// (and drops a dictionary that overflows before the first page:
-			// no dictionary page at all); parquet-go checks it when it cuts a
-			// page, which it does every limit/8 bytes of values for
-			// dictionary columns.
-			over := max(limit/8+32, 1024*16)
+			// no dictionary page at all); the native encoder after each run
+			// of dictChunkRows values.
+			over := 1024 * 16
 			if dict > limit+over || plain == 0 || (dict < 0) != (onDict == 0) {
 				t.Errorf("dict-size-bytes %d: dictionary of %d bytes, %d dictionary pages, %d plain pages; want a fallback",
 					limit, dict, onDict, plain)
@@ -146,10 +138,12 @@ func TestDictionaryFallsBackToPlainPastDictSizeBytes(t *testing.T) {
 			if !ec.flat {
 				continue
 			}
-			// parquet-go counts a BYTE_ARRAY dictionary without the 4-byte
-			// length of each entry.
-			if dict-4*entries > limit+limit/8+32 || onDict == 0 {
-				t.Errorf("parquet-go: dictionary of %d bytes (%d entries) over %d pages, limit %d", dict, entries, onDict, limit)
+			// The native encoder counts the entries plain-encoded, lengths
+			// included, as the dictionary page holds them: the page ends
+			// at most one run's new entries (up to 15 bytes each here)
+			// past the limit.
+			if dict > limit+dictChunkRows*15 || onDict == 0 {
+				t.Errorf("native: dictionary of %d bytes (%d entries) over %d pages, limit %d", dict, entries, onDict, limit)
 			}
 		}
 		for _, pages := range chunkPages(t, write(map[string]string{}), "s") {
@@ -217,37 +211,35 @@ func TestPerColumnDictionaryPropertyOverridesTheFileDecision(t *testing.T) {
 	})
 }
 
-func TestParquetGoCutsPagesAtPageRowLimit(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := bloomBatches(t, false, 2, 25000)
-		for _, c := range []struct {
-			props map[string]string
-			limit int
-		}{
-			{map[string]string{}, 20000}, // Iceberg's default
-			{map[string]string{PropPageRowLimit: "1000"}, 1000},
-		} {
-			_, data := writeParquetGo(t, c.props, sc, recs)
-			for _, path := range []string{"id", "cat", "plain"} {
-				for _, pages := range chunkPages(t, data, path) {
-					rows, n := 0, 0
-					for _, p := range pages {
-						if p.dictionary {
-							continue
-						}
-						n++
-						rows += p.values
-						if p.values > c.limit {
-							t.Errorf("limit %d: %s page of %d rows", c.limit, path, p.values)
-						}
+func TestNativeCutsPagesAtPageRowLimit(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 2, 25000)
+	for _, c := range []struct {
+		props map[string]string
+		limit int
+	}{
+		{map[string]string{}, 20000}, // Iceberg's default
+		{map[string]string{PropPageRowLimit: "1000"}, 1000},
+	} {
+		_, data := writeFlat(t, c.props, sc, recs)
+		for _, path := range []string{"id", "cat", "plain"} {
+			for _, pages := range chunkPages(t, data, path) {
+				rows, n := 0, 0
+				for _, p := range pages {
+					if p.dictionary {
+						continue
 					}
-					if n < (rows+c.limit-1)/c.limit {
-						t.Errorf("limit %d: %s has %d pages for %d rows", c.limit, path, n, rows)
+					n++
+					rows += p.values
+					if p.values > c.limit {
+						t.Errorf("limit %d: %s page of %d rows", c.limit, path, p.values)
 					}
+				}
+				if n < (rows+c.limit-1)/c.limit {
+					t.Errorf("limit %d: %s has %d pages for %d rows", c.limit, path, n, rows)
 				}
 			}
 		}
-	})
+	}
 }
 
 func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
@@ -261,7 +253,7 @@ func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
 		fs := newMemFS()
 		f := writeAll(t, fs, sc, ec.opts(opts), recs)[0]
 		// arrow-go checks the page size after each batch of 1024 values;
-		// parquet-go pages stop at the size (plus their level bytes).
+		// native pages stop at the size (plus their level bytes).
 		slack := 64
 		if !ec.flat {
 			slack = 1024 * 8
@@ -287,29 +279,26 @@ func TestPagesAreCutAtPageSizeBytes(t *testing.T) {
 	})
 }
 
-// TestParquetGoPagesHaveNoStatisticsButChunksDo: min/max are computed once
-// per page for the column index and the chunk statistics, not a second
-// time for page headers (parquet-go's default, which a WriterConfig cannot
-// turn off).
-func TestParquetGoPagesHaveNoStatisticsButChunksDo(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := bloomBatches(t, false, 2, 25000)
-		f, data := writeParquetGo(t, map[string]string{PropPageRowLimit: "1000"}, sc, recs)
-		for _, path := range []string{"id", "cat", "plain"} {
-			for _, pages := range chunkPages(t, data, path) {
-				for _, p := range pages {
-					if p.stats {
-						t.Fatalf("%s: a page header has statistics", path)
-					}
+// TestPagesHaveNoStatisticsButChunksDo: min/max are computed once per page
+// for the column index and the chunk statistics, not a second time for
+// page headers.
+func TestPagesHaveNoStatisticsButChunksDo(t *testing.T) {
+	sc, recs := bloomBatches(t, false, 2, 25000)
+	f, data := writeFlat(t, map[string]string{PropPageRowLimit: "1000"}, sc, recs)
+	for _, path := range []string{"id", "cat", "plain"} {
+		for _, pages := range chunkPages(t, data, path) {
+			for _, p := range pages {
+				if p.stats {
+					t.Fatalf("%s: a page header has statistics", path)
 				}
 			}
 		}
-		for _, id := range []int{1, 2, 6} {
-			if f.Lower[id] == nil || f.Upper[id] == nil {
-				t.Errorf("field %d: no bounds in the file's metrics: %v %v", id, f.Lower, f.Upper)
-			}
+	}
+	for _, id := range []int{1, 2, 6} {
+		if f.Lower[id] == nil || f.Upper[id] == nil {
+			t.Errorf("field %d: no bounds in the file's metrics: %v %v", id, f.Lower, f.Upper)
 		}
-	})
+	}
 }
 
 // TestColumnIndexHasRealBoundsOrNone: a page index entry that claims a
@@ -376,43 +365,41 @@ func TestColumnIndexHasRealBoundsOrNone(t *testing.T) {
 // byte arrays DELTA_LENGTH_BYTE_ARRAY, unless the delta encodings are
 // switched off, when every page is PLAIN; both read back equal.
 func TestColumnsWithoutDictionaryUseDeltaEncodings(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := encoderCase{flatEncoder, true}.batches(t, 1, 20000, 3)
-		want := map[string]pq.Encoding{
-			"i": pq.Encodings.DeltaBinaryPacked, "l": pq.Encodings.DeltaBinaryPacked,
-			"dec9": pq.Encodings.DeltaBinaryPacked, "dec18": pq.Encodings.DeltaBinaryPacked,
-			"date": pq.Encodings.DeltaBinaryPacked, "time": pq.Encodings.DeltaBinaryPacked,
-			"ts": pq.Encodings.DeltaBinaryPacked, "tstz": pq.Encodings.DeltaBinaryPacked,
-			"s": pq.Encodings.DeltaLengthByteArray, "bin": pq.Encodings.DeltaLengthByteArray,
-			"b": pq.Encodings.Plain, "d": pq.Encodings.Plain, "dec38": pq.Encodings.Plain,
+	sc, recs := encoderCase{"native", true}.batches(t, 1, 20000, 3)
+	want := map[string]pq.Encoding{
+		"i": pq.Encodings.DeltaBinaryPacked, "l": pq.Encodings.DeltaBinaryPacked,
+		"dec9": pq.Encodings.DeltaBinaryPacked, "dec18": pq.Encodings.DeltaBinaryPacked,
+		"date": pq.Encodings.DeltaBinaryPacked, "time": pq.Encodings.DeltaBinaryPacked,
+		"ts": pq.Encodings.DeltaBinaryPacked, "tstz": pq.Encodings.DeltaBinaryPacked,
+		"s": pq.Encodings.DeltaLengthByteArray, "bin": pq.Encodings.DeltaLengthByteArray,
+		"b": pq.Encodings.Plain, "d": pq.Encodings.Plain, "dec38": pq.Encodings.Plain,
+	}
+	for _, delta := range []string{"true", "false"} {
+		props := map[string]string{PropDeltaEncodings: delta}
+		for name := range want {
+			props[PropDictEnabledPrefix+name] = "false"
 		}
-		for _, delta := range []string{"true", "false"} {
-			props := map[string]string{PropDeltaEncodings: delta}
-			for name := range want {
-				props[PropDictEnabledPrefix+name] = "false"
+		_, data := writeFlat(t, props, sc, recs)
+		for name, enc := range want {
+			if delta == "false" {
+				enc = pq.Encodings.Plain
 			}
-			_, data := writeParquetGo(t, props, sc, recs)
-			for name, enc := range want {
-				if delta == "false" {
-					enc = pq.Encodings.Plain
-				}
-				for _, pages := range chunkPages(t, data, name) {
-					for _, p := range pages {
-						if p.dictionary || p.encoding != enc {
-							t.Errorf("delta-encodings=%s: column %s has a page %v (dictionary %v), want %v",
-								delta, name, p.encoding, p.dictionary, enc)
-							break
-						}
+			for _, pages := range chunkPages(t, data, name) {
+				for _, p := range pages {
+					if p.dictionary || p.encoding != enc {
+						t.Errorf("delta-encodings=%s: column %s has a page %v (dictionary %v), want %v",
+							delta, name, p.encoding, p.dictionary, enc)
+						break
 					}
 				}
 			}
-			tbl := readBack(t, data)
-			for i, f := range sc.Fields() {
-				if got, w := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{recs[0].Column(i)}); got != w {
-					t.Errorf("delta-encodings=%s: column %s differs after read back", delta, f.Name)
-				}
-			}
-			tbl.Release()
 		}
-	})
+		tbl := readBack(t, data)
+		for i, f := range sc.Fields() {
+			if got, w := columnJSON(t, tbl.Column(i).Data().Chunks()), columnJSON(t, []arrow.Array{recs[0].Column(i)}); got != w {
+				t.Errorf("delta-encodings=%s: column %s differs after read back", delta, f.Name)
+			}
+		}
+		tbl.Release()
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 )
 
-// A Parquet column chunk must be contiguous in the file, so parquet-go holds
+// A Parquet column chunk must be contiguous in the file, so the encoder holds
 // the encoded pages of each column until its row group is complete: up to a
 // whole row group (write.parquet.row-group-size-bytes, 128 MB) per open file,
 // compressed. A streamed append of any size therefore peaked higher than a
@@ -26,43 +26,47 @@ import (
 // few thousand rows, the files a copy-on-write delete rewrites) never touch
 // the disk. When no temporary file can be made the buffer stays in memory.
 
-// spillPool is the parquet-go BufferPool of the encoder's page buffers.
+// spillPool gives the encoder's page buffers and keeps count of them.
 type spillPool struct {
 	budget   int64        // bytes of pages all its buffers keep in memory
 	inMemory atomic.Int64 // bytes they keep now
+	// spills counts the buffers that went to a temporary file (tests read
+	// it); openFiles the temporary files open now, at most maxFiles, so
+	// that a write to many partitions at once cannot take the file
+	// descriptors its data files need. A buffer that finds them all taken
+	// stays in memory until one is free.
+	spills    atomic.Int64
+	openFiles atomic.Int64
+	maxFiles  int64
+	// dir is where the temporary files go; "" is os.TempDir().
+	dir string
 }
 
-// pageSpill is the encoders' pool; tests lower its budget.
+// pageSpill is the process's pool, which every Writer shares unless a test
+// gives it its own (Options.pages).
 //
 // 32 MB rather than the first 64: partitioned writes hold the whole budget
 // while they run, and half of it took 25 MB off the peaks of W2 and W3 (in
 // bench/run.py, seven alternating pairs), within the spread in time. W5's
 // 1x and 10x peaks fell by as much, so their ratio rose (docs/decisions.md,
 // "Memory bounds of a write").
-var pageSpill = &spillPool{budget: 32 << 20}
+var pageSpill = newSpillPool(32 << 20)
 
-// spills counts the buffers that went to a temporary file (tests read it);
-// openSpills the temporary files open now, at most maxOpenSpills, so that a
-// write to many partitions at once cannot take the file descriptors its
-// data files need. A buffer that finds them all taken stays in memory until
-// one is free.
-var (
-	spills        atomic.Int64
-	openSpills    atomic.Int64
-	maxOpenSpills int64 = 256
-)
+// maxSpillFiles bounds the temporary files a pool keeps open at once.
+const maxSpillFiles = 256
 
-// GetBuffer gives a buffer with a temporary file of its own (parquet-go's
-// writer asks for buffers one by one); bufferIn shares one.
-func (p *spillPool) GetBuffer() io.ReadWriteSeeker { return &spillBuffer{pool: p} }
+func newSpillPool(budget int64) *spillPool {
+	return &spillPool{budget: budget, maxFiles: maxSpillFiles}
+}
 
 // bufferIn gives a buffer whose spilled bytes go to s, with those of the
 // other buffers given s.
 func (p *spillPool) bufferIn(s *spillStore) *spillBuffer {
-	return &spillBuffer{pool: p, store: s, shared: true}
+	return &spillBuffer{pool: p, store: s}
 }
 
-func (p *spillPool) PutBuffer(b io.ReadWriteSeeker) {
+// putBuffer hands b, a buffer from a spillPool, back.
+func putBuffer(b io.ReadWriteSeeker) {
 	if sb, ok := b.(*spillBuffer); ok {
 		sb.release()
 	}
@@ -77,8 +81,8 @@ const spillChunkBytes = 64 << 10
 
 var spillChunks = sync.Pool{New: func() any { b := make([]byte, 0, spillChunkBytes); return &b }}
 
-// errSpillWrite reports a write anywhere but at the end of a buffer;
-// parquet-go only appends pages.
+// errSpillWrite reports a write anywhere but at the end of a buffer; the
+// encoder only appends pages.
 var errSpillWrite = errors.New("parquet page buffer: write not at the end")
 
 // spillTailBytes is the size of the chunks written to a temporary file.
@@ -101,17 +105,17 @@ type spillStore struct {
 	noTmp bool // a temporary file could not be made: buffers stay in memory
 }
 
-// attach counts one more buffer in, opening the file if it is not; false
-// when no file can be had.
-func (s *spillStore) attach() bool {
+// attach counts one more buffer in, opening the file if it is not (and
+// counting it in p's open files); false when no file can be had.
+func (s *spillStore) attach(p *spillPool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file == nil {
-		if s.noTmp || openSpills.Add(1) > maxOpenSpills {
-			openSpills.Add(-1)
+		if s.noTmp || p.openFiles.Add(1) > p.maxFiles {
+			p.openFiles.Add(-1)
 			return false
 		}
-		f, err := os.CreateTemp("", "pyiceberg-go-pages-*")
+		f, err := os.CreateTemp(p.dir, "pyiceberg-go-pages-*")
 		if err == nil {
 			// Unlinked at once: the file lives until it is closed, and
 			// nothing is left behind should the process die.
@@ -120,7 +124,7 @@ func (s *spillStore) attach() bool {
 			}
 		}
 		if err != nil {
-			openSpills.Add(-1)
+			p.openFiles.Add(-1)
 			s.noTmp = true
 			return false
 		}
@@ -181,8 +185,9 @@ func (s *spillStore) readAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// detach counts one buffer out, closing the file after the last.
-func (s *spillStore) detach() {
+// detach counts one buffer out, closing the file after the last (and
+// counting it out of p's open files).
+func (s *spillStore) detach(p *spillPool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.refs--; s.refs > 0 {
@@ -190,7 +195,7 @@ func (s *spillStore) detach() {
 	}
 	_ = s.file.Close()
 	s.file, s.size = nil, 0
-	openSpills.Add(-1)
+	p.openFiles.Add(-1)
 	if s.tail != nil {
 		*s.tail = (*s.tail)[:0]
 		spillTails.Put(s.tail)
@@ -206,10 +211,9 @@ type spillExtent struct{ off, n, at int64 }
 // room and in a temporary file after that.
 type spillBuffer struct {
 	pool   *spillPool
-	mem    []*[]byte // the first bytes, in chunks of spillChunkBytes
-	memN   int64     // bytes in mem
-	store  *spillStore
-	shared bool          // store is given, not the buffer's own
+	mem    []*[]byte     // the first bytes, in chunks of spillChunkBytes
+	memN   int64         // bytes in mem
+	store  *spillStore   // where the bytes past the budget go, shared with other buffers
 	onDisk bool          // attached to store: the bytes after mem's are there
 	ext    []spillExtent // where they are
 	size   int64         // bytes written
@@ -269,15 +273,12 @@ func (b *spillBuffer) spill() bool {
 	if b.noTmp {
 		return false
 	}
-	if b.store == nil {
-		b.store = &spillStore{}
-	}
-	if !b.store.attach() {
+	if !b.store.attach(b.pool) {
 		b.noTmp = b.store.noTmp
 		return false
 	}
 	b.onDisk = true
-	spills.Add(1)
+	b.pool.spills.Add(1)
 	return true
 }
 
@@ -327,8 +328,8 @@ const spillCopyBytes = 1 << 20
 
 var spillCopy = sync.Pool{New: func() any { b := make([]byte, spillCopyBytes); return &b }}
 
-// WriteTo writes the bytes from the read position on to w (parquet-go
-// flushes a row group's column chunk with io.Copy).
+// WriteTo writes the bytes from the read position on to w (a column
+// chunk goes to the file with io.Copy).
 func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
 	var total int64
 	for b.pos < b.memN {
@@ -368,11 +369,8 @@ func (b *spillBuffer) WriteTo(w io.Writer) (int64, error) {
 // closed after the last) and recycles the memory.
 func (b *spillBuffer) release() {
 	if b.onDisk {
-		b.store.detach()
+		b.store.detach(b.pool)
 		b.onDisk = false
-	}
-	if !b.shared {
-		b.store = nil
 	}
 	for _, c := range b.mem {
 		*c = (*c)[:0]

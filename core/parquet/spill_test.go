@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,11 +17,23 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
-// spillTmp points os.TempDir at a fresh directory for the test.
-func spillTmp(t *testing.T) string {
-	dir := t.TempDir()
-	t.Setenv("TMPDIR", dir)
-	return dir
+// testPool is a pool of the test's own, keeping budget bytes in memory,
+// with its temporary files in a fresh directory.
+func testPool(t *testing.T, budget int64) *spillPool {
+	p := newSpillPool(budget)
+	p.dir = t.TempDir()
+	return p
+}
+
+// ownBuffer is a buffer of p with a store of its own.
+func ownBuffer(p *spillPool) *spillBuffer { return p.bufferIn(&spillStore{}) }
+
+// isolated gives opts a pool of page buffers (keeping budget bytes in
+// memory) and a count of open encoders of their own.
+func isolated(t *testing.T, opts Options, budget int64) Options {
+	opts.pages = testPool(t, budget)
+	opts.openFiles = new(atomic.Int32)
+	return opts
 }
 
 // fillSpill writes pages of random sizes to a buffer whose pool keeps budget bytes
@@ -51,9 +64,11 @@ func fillSpillPages(t *testing.T, b *spillBuffer, total, maxPage int) []byte {
 // already unlinked; reading, seeking and WriteTo give back every byte in
 // order, across the boundary; only appends are accepted; release closes it.
 func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
-	dir := spillTmp(t)
+	t.Parallel()
 	budget := int64(3 * spillChunkBytes)
-	b := (&spillPool{budget: budget}).GetBuffer().(*spillBuffer)
+	pool := testPool(t, budget)
+	dir := pool.dir
+	b := ownBuffer(pool)
 	want := fillSpill(t, b, 12*spillChunkBytes)
 	if !b.onDisk || b.inMemory() > budget || b.inMemory() < budget-3000 {
 		t.Fatalf("on disk %v, %d bytes in memory", b.onDisk, b.inMemory())
@@ -90,15 +105,17 @@ func TestSpillBufferKeepsEveryByteAcrossItsLimit(t *testing.T) {
 	if _, err := f.Stat(); err == nil {
 		t.Fatal("temporary file still open after release")
 	}
-	if b.size != 0 || b.mem != nil || b.onDisk || b.store != nil || b.ext != nil {
+	if b.size != 0 || b.mem != nil || b.onDisk || b.store.file != nil || b.ext != nil || pool.openFiles.Load() != 0 {
 		t.Fatal("release left state behind")
 	}
 }
 
 // Without a usable temporary directory the buffer keeps everything in memory.
 func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
+	t.Parallel()
+	pool := testPool(t, spillChunkBytes)
+	pool.dir = filepath.Join(pool.dir, "missing")
+	b := ownBuffer(pool)
 	want := fillSpill(t, b, 5*spillChunkBytes)
 	if b.onDisk || b.inMemory() != int64(len(want)) {
 		t.Fatalf("on disk %v, %d of %d bytes in memory", b.onDisk, b.inMemory(), len(want))
@@ -114,40 +131,36 @@ func TestSpillBufferWithoutTempDirStaysInMemory(t *testing.T) {
 // spilled once 64 bytes are held (several row groups, strings, decimals, bloom
 // filters, nulls) the file is byte for byte the one kept in memory.
 func TestSpilledPagesGiveTheSameFile(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		spillTmp(t)
-		sc, recs := bloomBatches(t, false, 3, 20000)
-		props := map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"}
-		_, inMemory := writeParquetGo(t, props, sc, recs)
-		defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
-		pageSpill.budget = pageSpill.inMemory.Load() + 64
-		before := spills.Load()
-		_, spilled := writeParquetGo(t, props, sc, recs)
-		if spills.Load()-before < 2*int64(sc.NumFields()) {
-			t.Fatalf("%d column chunks spilled for %d columns", spills.Load()-before, sc.NumFields())
-		}
-		if !bytes.Equal(inMemory, spilled) {
-			t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
-		}
-		rdr, err := file.NewParquetReader(bytes.NewReader(spilled))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rdr.Close()
-		if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
-			t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
-		}
-	})
+	t.Parallel()
+	sc, recs := bloomBatches(t, false, 3, 20000)
+	opts := propOptions(t, map[string]string{PropRowGroupBytes: "400000", PropBloomEnabledPrefix + "s": "true"})
+	_, inMemory := writeFlatWith(t, isolated(t, opts, 64<<20), sc, recs)
+	opts = isolated(t, opts, 64)
+	_, spilled := writeFlatWith(t, opts, sc, recs)
+	if n := opts.pages.spills.Load(); n < 2*int64(sc.NumFields()) {
+		t.Fatalf("%d column chunks spilled for %d columns", n, sc.NumFields())
+	}
+	if !bytes.Equal(inMemory, spilled) {
+		t.Fatalf("files differ: %d and %d bytes", len(inMemory), len(spilled))
+	}
+	rdr, err := file.NewParquetReader(bytes.NewReader(spilled))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Close()
+	if rdr.NumRowGroups() < 2 || rdr.NumRows() != 60000 {
+		t.Fatalf("%d row groups, %d rows", rdr.NumRowGroups(), rdr.NumRows())
+	}
 }
 
-// No more than maxOpenSpills temporary files are open at once: the buffer
-// past the cap keeps its bytes in memory, and spills once a file is free.
+// No more than maxFiles temporary files of a pool are open at once: the
+// buffer past the cap keeps its bytes in memory, and spills once a file is
+// free.
 func TestSpillFilesAreCapped(t *testing.T) {
-	spillTmp(t)
-	defer func(n int64) { maxOpenSpills = n }(maxOpenSpills)
-	maxOpenSpills = openSpills.Load() + 1
-	pool := &spillPool{budget: spillChunkBytes}
-	a, b := pool.GetBuffer().(*spillBuffer), pool.GetBuffer().(*spillBuffer)
+	t.Parallel()
+	pool := testPool(t, spillChunkBytes)
+	pool.maxFiles = 1
+	a, b := ownBuffer(pool), ownBuffer(pool)
 	fillSpill(t, a, 3*spillChunkBytes)
 	want := fillSpill(t, b, 3*spillChunkBytes)
 	if !a.onDisk || b.onDisk || b.inMemory() != int64(len(want)) {
@@ -169,83 +182,77 @@ func TestSpillFilesAreCapped(t *testing.T) {
 // With more files open than fullPageFiles, each file's pages shrink in
 // proportion (not below minPageRows); the values read back are the same.
 func TestPagesShrinkWhenManyFilesAreOpen(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		sc, recs := bloomBatches(t, false, 2, 20000)
-		before := openEncoders.Load()
-		props := map[string]string{PropPageRowLimit: "10000"}
-		_, alone := writeParquetGo(t, props, sc, recs)
-		openEncoders.Add(63) // with this file's encoder, 64 open
-		_, crowded := writeParquetGo(t, props, sc, recs)
-		openEncoders.Add(-63)
-		largest := func(data []byte) (most, pages int) {
-			for _, rg := range chunkPages(t, data, "id") {
-				for _, p := range rg {
-					most = max(most, p.values)
-					pages++
-				}
+	t.Parallel()
+	sc, recs := bloomBatches(t, false, 2, 20000)
+	opts := isolated(t, propOptions(t, map[string]string{PropPageRowLimit: "10000"}), 32<<20)
+	_, alone := writeFlatWith(t, opts, sc, recs)
+	opts.openFiles.Add(63) // with this file's encoder, 64 open
+	_, crowded := writeFlatWith(t, opts, sc, recs)
+	opts.openFiles.Add(-63)
+	largest := func(data []byte) (most, pages int) {
+		for _, rg := range chunkPages(t, data, "id") {
+			for _, p := range rg {
+				most = max(most, p.values)
+				pages++
 			}
-			return most, pages
 		}
-		if most, pages := largest(alone); most != 10000 || pages != 4 {
-			t.Fatalf("alone: %d pages, largest %d rows", pages, most)
-		}
-		want := 10000 * fullPageFiles / 64 // 2,500
-		if most, pages := largest(crowded); most != want || pages != (40000+want-1)/want {
-			t.Fatalf("64 files open: %d pages, largest %d rows, want %d", pages, most, want)
-		}
-		if a, b := columnJSON(t, readBack(t, alone).Column(2).Data().Chunks()), columnJSON(t, readBack(t, crowded).Column(2).Data().Chunks()); a != b {
-			t.Fatal("values differ")
-		}
-		if openEncoders.Load() != before {
-			t.Fatalf("%d encoders counted open, %d before", openEncoders.Load(), before)
-		}
-	})
+		return most, pages
+	}
+	if most, pages := largest(alone); most != 10000 || pages != 4 {
+		t.Fatalf("alone: %d pages, largest %d rows", pages, most)
+	}
+	want := 10000 * fullPageFiles / 64 // 2,500
+	if most, pages := largest(crowded); most != want || pages != (40000+want-1)/want {
+		t.Fatalf("64 files open: %d pages, largest %d rows, want %d", pages, most, want)
+	}
+	if a, b := columnJSON(t, readBack(t, alone).Column(2).Data().Chunks()), columnJSON(t, readBack(t, crowded).Column(2).Data().Chunks()); a != b {
+		t.Fatal("values differ")
+	}
+	if n := opts.openFiles.Load(); n != 0 {
+		t.Fatalf("%d encoders counted open after the writes", n)
+	}
 }
 
 // An aborted write hands its encoder's page buffers back (closing spilled
 // ones) and leaves the count of open encoders.
 func TestAbortReleasesTheOpenFile(t *testing.T) {
-	forEachFlatEncoder(t, func(t *testing.T) {
-		spillTmp(t)
-		defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
-		pageSpill.budget = pageSpill.inMemory.Load() + 64
-		sc, recs := bloomBatches(t, false, 2, 20000)
-		encoders, files, held := openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load()
-		w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: flatEncoder, PageBytes: 4 << 10}, pathGen("mem://x"))
-		for _, rec := range recs {
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
+	t.Parallel()
+	sc, recs := bloomBatches(t, false, 2, 20000)
+	opts := isolated(t, Options{PageBytes: 4 << 10}, 64)
+	pool, open := opts.pages, opts.openFiles
+	w := NewWriter(t.Context(), newMemFS(), sc, opts, pathGen("mem://x"))
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
 		}
-		// The encoder runs on its own goroutine: wait for it to reach the pages.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-			if w.Buffered() > 0 && openSpills.Load() > files {
-				break
-			}
+	}
+	// The encoder runs on its own goroutine: wait for it to reach the pages.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if w.Buffered() > 0 && pool.openFiles.Load() > 0 {
+			break
 		}
-		if openEncoders.Load() != encoders+1 || openSpills.Load() <= files {
-			t.Fatalf("while writing: %d encoders, %d spill files", openEncoders.Load(), openSpills.Load())
-		}
-		w.Abort()
-		if openEncoders.Load() != encoders || openSpills.Load() != files || pageSpill.inMemory.Load() != held {
-			t.Fatalf("after Abort: %d encoders, %d spill files, %d bytes in memory (before %d, %d, %d)",
-				openEncoders.Load(), openSpills.Load(), pageSpill.inMemory.Load(), encoders, files, held)
-		}
-	})
+	}
+	if open.Load() != 1 || pool.openFiles.Load() == 0 {
+		t.Fatalf("while writing: %d encoders, %d spill files", open.Load(), pool.openFiles.Load())
+	}
+	w.Abort()
+	if open.Load() != 0 || pool.openFiles.Load() != 0 || pool.inMemory.Load() != 0 {
+		t.Fatalf("after Abort: %d encoders, %d spill files, %d bytes in memory",
+			open.Load(), pool.openFiles.Load(), pool.inMemory.Load())
+	}
 }
 
 // A write that fails while a row group goes to the file in the background
 // still hands back every page buffer, written or not, and closes the
 // temporary files of both row groups in flight.
 func TestFailedRowGroupWriteReleasesItsPages(t *testing.T) {
-	spillTmp(t)
-	defer func(n int64) { pageSpill.budget = n }(pageSpill.budget)
-	pageSpill.budget = pageSpill.inMemory.Load() + 64
+	t.Parallel()
 	sc, recs := nativeBatches(t, 40, 500)
-	files, held, before := openSpills.Load(), pageSpill.inMemory.Load(), spills.Load()
+	opts := isolated(t, Options{RowGroupBytes: 200 << 10}, 64)
+	pool := opts.pages
 	fs := newMemFS()
 	fs.failAfter = 300 << 10 // in the second row group
-	w := NewWriter(t.Context(), fs, sc, Options{Encoder: EncoderNative, RowGroupBytes: 200 << 10}, pathGen("mem://f"))
+	w := NewWriter(t.Context(), fs, sc, opts, pathGen("mem://f"))
 	var werr error
 	for _, rec := range recs {
 		if werr = w.Write(rec); werr != nil {
@@ -256,20 +263,20 @@ func TestFailedRowGroupWriteReleasesItsPages(t *testing.T) {
 	if err := cmpErr(werr, cerr); !errors.Is(err, errInjected) || !errors.Is(err, errs.ErrIO) {
 		t.Fatalf("error %v, want the injected I/O error", err)
 	}
-	if spills.Load()-before < int64(sc.NumFields()) {
-		t.Fatalf("%d page buffers spilled, want the row groups' pages on disk", spills.Load()-before)
+	if n := pool.spills.Load(); n < int64(sc.NumFields()) {
+		t.Fatalf("%d page buffers spilled, want the row groups' pages on disk", n)
 	}
-	if openSpills.Load() != files || pageSpill.inMemory.Load() != held {
-		t.Fatalf("after the failure: %d spill files open, %d bytes in memory (before %d, %d)",
-			openSpills.Load(), pageSpill.inMemory.Load(), files, held)
+	if pool.openFiles.Load() != 0 || pool.inMemory.Load() != 0 {
+		t.Fatalf("after the failure: %d spill files open, %d bytes in memory",
+			pool.openFiles.Load(), pool.inMemory.Load())
 	}
 }
 
 // Writes past the budget are gathered into chunks of spillTailBytes (pages
 // as large as a chunk go straight to the file); every byte comes back.
 func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
-	spillTmp(t)
-	b := (&spillPool{budget: spillChunkBytes}).GetBuffer().(*spillBuffer)
+	t.Parallel()
+	b := ownBuffer(testPool(t, spillChunkBytes))
 	want := fillSpillPages(t, b, 3<<20, 400<<10)
 	if !b.onDisk {
 		t.Fatal("nothing spilled")
@@ -292,9 +299,9 @@ func TestSpillBufferGathersWritesIntoChunks(t *testing.T) {
 // What a pool counts is what its buffers hold, in whole chunks, and all of
 // it comes back on release.
 func TestSpillPoolCountsHeldChunks(t *testing.T) {
-	spillTmp(t)
-	pool := &spillPool{budget: 4 * spillChunkBytes}
-	a, b := pool.GetBuffer().(*spillBuffer), pool.GetBuffer().(*spillBuffer)
+	t.Parallel()
+	pool := testPool(t, 4*spillChunkBytes)
+	a, b := ownBuffer(pool), ownBuffer(pool)
 	fillSpill(t, a, spillChunkBytes+1)
 	if got := pool.inMemory.Load(); got != 2*spillChunkBytes {
 		t.Fatalf("%d bytes counted for %d held", got, a.inMemory())
@@ -315,10 +322,10 @@ func TestSpillPoolCountsHeldChunks(t *testing.T) {
 // each buffer reads back its own bytes in order; the file is opened once
 // and closed with the last buffer released.
 func TestSpillBuffersShareOneFile(t *testing.T) {
-	spillTmp(t)
-	pool := &spillPool{budget: spillChunkBytes}
+	t.Parallel()
+	pool := testPool(t, spillChunkBytes)
 	var store spillStore
-	files := openSpills.Load()
+	files := pool.openFiles.Load()
 	bufs := make([]*spillBuffer, 6)
 	wants := make([][]byte, len(bufs))
 	for i := range bufs {
@@ -349,7 +356,7 @@ func TestSpillBuffersShareOneFile(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := openSpills.Load() - files; got != 1 {
+	if got := pool.openFiles.Load() - files; got != 1 {
 		t.Fatalf("%d temporary files open for %d buffers", got, len(bufs))
 	}
 	for i, b := range bufs {
@@ -376,11 +383,11 @@ func TestSpillBuffersShareOneFile(t *testing.T) {
 	for _, b := range bufs[:len(bufs)-1] {
 		b.release()
 	}
-	if _, err := f.Stat(); err != nil || openSpills.Load()-files != 1 {
+	if _, err := f.Stat(); err != nil || pool.openFiles.Load()-files != 1 {
 		t.Fatalf("file closed before its last buffer was released: %v", err)
 	}
 	bufs[len(bufs)-1].release()
-	if _, err := f.Stat(); err == nil || openSpills.Load() != files || store.file != nil {
+	if _, err := f.Stat(); err == nil || pool.openFiles.Load() != files || store.file != nil {
 		t.Fatal("file still open after every buffer was released")
 	}
 	// The store opens a new file for the next row group.

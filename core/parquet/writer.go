@@ -56,7 +56,7 @@ type Writer struct {
 	optErr  error
 	newPath func() string
 	floats  bool
-	// flat is set when the parquet-go encoder writes the files.
+	// flat is set when the native encoder writes the files.
 	flat []flatColumn
 	plan columnPlan
 
@@ -173,32 +173,21 @@ func NewWriter(ctx context.Context, fs icebergio.WriteFileIO, schema *arrow.Sche
 			w.optErr = fmt.Errorf("parquet writer: %w", err)
 		}
 	}
-	if err == nil && r.Encoder != EncoderPqarrow {
-		cols, why, ok := flatSchema(schema)
-		switch {
-		case ok:
+	if err == nil && !r.Pqarrow {
+		if cols, _, ok := flatSchema(schema); ok {
 			w.flat = cols
-		case r.Encoder == EncoderParquetGo || r.Encoder == EncoderNative:
-			w.optErr = fmt.Errorf("parquet writer: encoder %s: column %q is not a top-level primitive column: %w",
-				r.Encoder, why, errs.ErrInvalidArgument)
 		}
 	}
 	return w
 }
 
-// nativeEncoding reports whether encoder (resolved) means the native one
-// for a flat schema.
-func nativeEncoding(encoder string) bool {
-	return encoder == EncoderNative || encoder == EncoderAuto
-}
-
 // KeepsNoInput reports whether Writers of schema with opts keep nothing of
 // a batch once they have encoded it: the native encoder copies every value
 // (into pages, dictionaries and bounds), so a batch's buffers can be reused
-// as soon as it is released. The other encoders may keep references.
+// as soon as it is released. pqarrow may keep references.
 func KeepsNoInput(schema *arrow.Schema, opts Options) bool {
 	r, err := opts.resolve()
-	if err != nil || !nativeEncoding(r.Encoder) {
+	if err != nil || r.Pqarrow {
 		return false
 	}
 	_, _, ok := flatSchema(schema)
@@ -440,17 +429,17 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch, borrowed bool) error {
 		if rg >= w.opts.RowGroupBytes {
 			w.cur.newRowGroup = true
 		}
-		// An encoder that over-estimates (parquet-go counts buffered values
-		// and dictionaries uncompressed) would roll the first file early:
+		// An encoder that over-estimates (the native one counts its open
+		// pages and dictionaries uncompressed) would roll the first file early:
 		// cut a first, small row group to learn the real bytes per row.
 		if w.cur.fw.overestimates() && w.perRow == 0 && w.cur.flushedRows == 0 && rg >= w.opts.TargetFileSize/4 {
 			w.cur.newRowGroup = true
 			est = w.cur.written()
 		}
 		w.bytes.Store(w.doneBytes + est)
-		// Memory held is the encoder's own count of what it buffers (values
-		// not yet compressed for parquet-go) when larger than the estimate
-		// of their encoded size.
+		// Memory held is the encoder's own count of what it buffers (open
+		// pages not yet compressed) when larger than the estimate of their
+		// encoded size.
 		w.rowGroup.Store(max(rg, w.cur.fw.rowGroupBytes(w.cur.written())))
 		if est >= w.opts.TargetFileSize {
 			if err := w.rollFile(); err != nil {
@@ -598,14 +587,8 @@ func (w *Writer) openFile(rec arrow.RecordBatch, off int64) error {
 	cnt := &countingWriter{w: buf}
 	f := &openFile{path: path, out: out, buf: buf, cnt: cnt, nan: map[int]int64{}}
 	w.cur = f
-	if w.flat != nil && nativeEncoding(w.opts.Encoder) {
+	if w.flat != nil {
 		enc, err := newNativeEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
-		if err != nil {
-			return fmt.Errorf("parquet writer: %s: %w", path, err)
-		}
-		f.fw = enc
-	} else if w.flat != nil {
-		enc, err := newPgoEncoder(cnt, w.schema, w.flat, w.opts, noDict, raw, w.plan.bloom)
 		if err != nil {
 			return fmt.Errorf("parquet writer: %s: %w", path, err)
 		}

@@ -117,8 +117,8 @@ func TestWriterParquetTypesMatchIceberg(t *testing.T) {
 			}
 		}
 		// The file says which encoder wrote it.
-		if by := rdr.MetaData().GetCreatedBy(); strings.Contains(by, "github.com/parquet-go") != (ec.enc == EncoderParquetGo) {
-			t.Errorf("encoder %s: file created by %q", ec.enc, by)
+		if by := rdr.MetaData().GetCreatedBy(); (by == createdByNative) != ec.flat {
+			t.Errorf("encoder %s: file created by %q", ec.name, by)
 		}
 		seen := 0
 		for j := 0; j < psc.NumColumns(); j++ {
@@ -971,53 +971,39 @@ func createdBy(t *testing.T, data []byte) string {
 // arrowGoCreatedBy is in the created_by of files arrow-go's pqarrow writes.
 const arrowGoCreatedBy = "parquet-go version 18."
 
-func TestAutoEncoderPicksNativeForFlatSchemas(t *testing.T) {
-	flat := encoderCase{EncoderParquetGo, true}
-	nested := encoderCase{EncoderPqarrow, false}
+func TestNativeEncoderWritesFlatSchemas(t *testing.T) {
+	flat := encoderCase{"native", true}
+	nested := encoderCase{"pqarrow", false}
 	for _, c := range []struct {
-		ec   encoderCase
-		enc  string
-		want string // in created_by
+		ec      encoderCase
+		pqarrow bool
+		want    string // in created_by
 	}{
-		{flat, "", createdByNative}, {flat, "AUTO", createdByNative}, {flat, EncoderNative, createdByNative},
-		{flat, EncoderParquetGo, "github.com/parquet-go"}, {flat, EncoderPqarrow, arrowGoCreatedBy},
-		{nested, "", arrowGoCreatedBy}, {nested, EncoderAuto, arrowGoCreatedBy},
+		{flat, false, createdByNative}, {flat, true, arrowGoCreatedBy},
+		{nested, false, arrowGoCreatedBy}, {nested, true, arrowGoCreatedBy},
 	} {
 		sc, recs := c.ec.batches(t, 1, 200, 16)
 		fs := newMemFS()
-		f := writeAll(t, fs, sc, Options{Encoder: c.enc}, recs)[0]
+		f := writeAll(t, fs, sc, Options{Pqarrow: c.pqarrow}, recs)[0]
 		by := createdBy(t, fs.bytes(t, f.Path))
 		if !strings.Contains(by, c.want) {
-			t.Errorf("flat %v, encoder %q: written by %q, want %q", c.ec.flat, c.enc, by, c.want)
+			t.Errorf("flat %v, pqarrow %v: written by %q, want %q", c.ec.flat, c.pqarrow, by, c.want)
 		}
 		// Only the native encoder lets a batch's buffers be reused once
 		// written (the partition split recycles them then).
-		if keeps := KeepsNoInput(sc, Options{Encoder: c.enc}); keeps != (c.want == createdByNative) {
-			t.Errorf("flat %v, encoder %q: KeepsNoInput %v", c.ec.flat, c.enc, keeps)
+		if keeps := KeepsNoInput(sc, Options{Pqarrow: c.pqarrow}); keeps != (c.want == createdByNative) {
+			t.Errorf("flat %v, pqarrow %v: KeepsNoInput %v", c.ec.flat, c.pqarrow, keeps)
 		}
 	}
-	// A schema with a timestamp in another unit is not flat for parquet-go.
+	// A schema with a timestamp in another unit is not flat: pqarrow
+	// writes it.
 	ms := arrow.NewSchema([]arrow.Field{{Name: "t", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true}}, nil)
 	if _, why, ok := flatSchema(ms); ok || why != "t" {
 		t.Errorf("timestamp[ms]: flat %v (%q)", ok, why)
 	}
 }
 
-func TestForcedParquetGoRejectsNestedAndUnknownEncoders(t *testing.T) {
-	sc, recs := allTypesBatches(t, 1, 10, 17)
-	for enc, name := range map[string]string{EncoderParquetGo: `"st"`, "fastparquet": "fastparquet"} {
-		w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: enc}, pathGen("x"))
-		err := w.Write(recs[0])
-		if !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), name) {
-			t.Errorf("encoder %q: Write error %v, want invalid argument naming %s", enc, err, name)
-		}
-		if _, err := w.Close(); !errors.Is(err, errs.ErrInvalidArgument) {
-			t.Errorf("encoder %q: Close error %v", enc, err)
-		}
-	}
-}
-
-func TestParquetGoRejectsNullsInRequiredColumns(t *testing.T) {
+func TestNativeRejectsNullsInRequiredColumns(t *testing.T) {
 	sc := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	b := array.NewInt64Builder(memory.DefaultAllocator)
 	b.AppendValues([]int64{1, 2}, nil)
@@ -1026,7 +1012,7 @@ func TestParquetGoRejectsNullsInRequiredColumns(t *testing.T) {
 	b.Release()
 	rec := array.NewRecordBatch(sc, []arrow.Array{col}, 3)
 	col.Release()
-	w := NewWriter(t.Context(), newMemFS(), sc, Options{Encoder: EncoderParquetGo}, pathGen("mem://n"))
+	w := NewWriter(t.Context(), newMemFS(), sc, Options{}, pathGen("mem://n"))
 	werr := w.Write(rec)
 	_, cerr := w.Close()
 	if err := cmpErr(werr, cerr); !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), `"k"`) {
@@ -1065,10 +1051,10 @@ func TestOptionalColumnsWithoutNulls(t *testing.T) {
 func TestZstdCodecIsSharedPerLevel(t *testing.T) {
 	one := resolved{codec: compress.Codecs.Zstd, level: 1}
 	nine := resolved{codec: compress.Codecs.Zstd, level: 9}
-	if one.pgoCodec() != one.pgoCodec() {
+	if one.pageCodec() != one.pageCodec() {
 		t.Fatal("two files at level 1 got different codecs")
 	}
-	if one.pgoCodec() == nine.pgoCodec() {
+	if one.pageCodec() == nine.pageCodec() {
 		t.Fatal("levels 1 and 9 share a codec")
 	}
 }

@@ -47,7 +47,7 @@ const readBufferBytes = 1 << 20
 // and decoded from memory. Its columns then need no 1 MB read buffer each
 // (17 MB allocated and cleared per lineitem file, about 2 ms), and an
 // object store answers one request rather than one per column.
-var wholeFileBytes int64 = 32 << 20
+const wholeFileBytes int64 = 32 << 20
 
 // kind is how a column's values are decoded into its Arrow buffer.
 type kind int
@@ -86,11 +86,16 @@ type Reader struct {
 // whose Arrow form (as iceberg-go reads it) is asc. ok is false, with a
 // nil error, when the file needs what this reader does not do.
 func Open(r io.ReaderAt, size int64, sc *iceberg.Schema, asc *arrow.Schema) (rd *Reader, ok bool, err error) {
+	return open(r, size, sc, asc, wholeFileBytes)
+}
+
+// open is Open reading files of up to wholeBytes whole (tests vary it).
+func open(r io.ReaderAt, size int64, sc *iceberg.Schema, asc *arrow.Schema, wholeBytes int64) (rd *Reader, ok bool, err error) {
 	if asc.NumFields() != len(sc.Fields()) {
 		return nil, false, nil
 	}
 	bufSize := readBufferBytes
-	if size <= wholeFileBytes {
+	if size <= wholeBytes {
 		whole := make([]byte, size)
 		if n, err := r.ReadAt(whole, 0); int64(n) < size {
 			if err == nil || err == io.EOF {

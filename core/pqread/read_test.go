@@ -163,13 +163,19 @@ func writeFile(t *testing.T, dir string, asc *arrow.Schema, opts pq.Options, rec
 // openPath opens the file at path with pqread (closed when the test ends).
 func openPath(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema) *Reader {
 	t.Helper()
+	return openPathWhole(t, path, sc, asc, wholeFileBytes)
+}
+
+// openPathWhole is openPath reading files of up to whole bytes whole.
+func openPathWhole(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, whole int64) *Reader {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
 	st, _ := f.Stat()
-	rd, ok, err := Open(f, st.Size(), sc, asc)
+	rd, ok, err := open(f, st.Size(), sc, asc, whole)
 	if err != nil || !ok {
 		t.Fatalf("Open: ok %v, %v", ok, err)
 	}
@@ -177,9 +183,9 @@ func openPath(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema) 
 }
 
 // readAll reads path with pqread in batches of rows and checks every batch.
-func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, rows int) (arrow.Table, int) {
+func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, rows int, whole int64) (arrow.Table, int) {
 	t.Helper()
-	rd := openPath(t, path, sc, asc)
+	rd := openPathWhole(t, path, sc, asc, whole)
 	var recs []arrow.RecordBatch
 	for rec, err := range rd.Batches(context.Background(), rows) {
 		if err != nil {
@@ -203,9 +209,10 @@ func readAll(t *testing.T, path string, sc *iceberg.Schema, asc *arrow.Schema, r
 }
 
 // Every value, null and type comes back as written, whatever the encoder
-// (parquet-go with dictionaries and delta encodings, arrow-go's pqarrow),
-// the page and row-group boundaries, and the batch size.
+// (the native one with dictionaries and delta encodings or PLAIN, arrow-go's
+// pqarrow), the page and row-group boundaries, and the batch size.
 func TestReadsBackWhatWasWritten(t *testing.T) {
+	t.Parallel()
 	sc, asc, recs := allTypesBatches(t, 0)
 	want := array.NewTableFromRecords(asc, recs)
 	defer want.Release()
@@ -213,19 +220,17 @@ func TestReadsBackWhatWasWritten(t *testing.T) {
 		name string
 		opts pq.Options
 	}{
-		{"parquet-go", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 700, RowGroupBytes: 100 << 10}},
-		{"parquet-go plain", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 1000, PlainEncodings: true,
+		{"native", pq.Options{PageRowLimit: 700, RowGroupBytes: 100 << 10}},
+		{"native plain", pq.Options{PageRowLimit: 1000, PlainEncodings: true,
 			Dictionary: map[string]bool{"cat": false, "lowint": false}}},
-		{"parquet-go dictionaries", pq.Options{Encoder: pq.EncoderParquetGo, Dictionary: map[string]bool{
+		{"native dictionaries", pq.Options{Dictionary: map[string]bool{
 			"id": true, "i": true, "s": true, "bin": true, "fx": true, "d7": true, "d15": true, "d38": true, "day": true, "ts": true}}},
-		{"pqarrow", pq.Options{Encoder: pq.EncoderPqarrow, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
+		{"pqarrow", pq.Options{Pqarrow: true, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
 	}
-	defer func(was int64) { wholeFileBytes = was }(wholeFileBytes)
 	for _, c := range cases {
 		for _, whole := range []int64{0, 32 << 20} {
 			t.Run(fmt.Sprintf("%s/whole=%d", c.name, whole), func(t *testing.T) {
-				wholeFileBytes = whole
-				readsBack(t, c.opts, recs, want, sc, asc)
+				readsBack(t, c.opts, whole, recs, want, sc, asc)
 			})
 		}
 	}
@@ -236,10 +241,10 @@ func TestReadsBackWhatWasWritten(t *testing.T) {
 
 // readsBack writes recs with opts and reads them back whole in batches of
 // several sizes, comparing with want.
-func readsBack(t *testing.T, opts pq.Options, recs []arrow.RecordBatch, want arrow.Table, sc *iceberg.Schema, asc *arrow.Schema) {
+func readsBack(t *testing.T, opts pq.Options, whole int64, recs []arrow.RecordBatch, want arrow.Table, sc *iceberg.Schema, asc *arrow.Schema) {
 	path := writeFile(t, t.TempDir(), asc, opts, recs)
 	for _, rows := range []int{1, 333, 4096, 1 << 20} {
-		got, batches := readAll(t, path, sc, asc, rows)
+		got, batches := readAll(t, path, sc, asc, rows, whole)
 		if got.NumRows() != want.NumRows() {
 			t.Fatalf("%d rows, want %d", got.NumRows(), want.NumRows())
 		}
@@ -270,7 +275,7 @@ func TestDeclinesFilesItCannotReadExactly(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	path := writeFile(t, t.TempDir(), asc, pq.Options{Encoder: pq.EncoderPqarrow}, []arrow.RecordBatch{rec})
+	path := writeFile(t, t.TempDir(), asc, pq.Options{Pqarrow: true}, []arrow.RecordBatch{rec})
 	f, _ := os.Open(path)
 	defer f.Close()
 	st, _ := f.Stat()
@@ -319,18 +324,16 @@ func TestReadsInLargeRequests(t *testing.T) {
 	for k := range 8 {
 		recs = append(recs, randomBatch(t, asc, 5000, uint64(k)))
 	}
-	path := writeFile(t, t.TempDir(), asc, pq.Options{Encoder: pq.EncoderParquetGo}, recs)
+	path := writeFile(t, t.TempDir(), asc, pq.Options{}, recs)
 	for _, r := range recs {
 		r.Release()
 	}
 	f, _ := os.Open(path)
 	defer f.Close()
 	st, _ := f.Stat()
-	defer func(was int64) { wholeFileBytes = was }(wholeFileBytes)
 	for _, whole := range []int64{0, 32 << 20} {
-		wholeFileBytes = whole
 		cr := &countingReader{r: f}
-		rd, ok, err := Open(cr, st.Size(), sc, asc)
+		rd, ok, err := open(cr, st.Size(), sc, asc, whole)
 		if err != nil || !ok {
 			t.Fatalf("Open: ok %v, %v", ok, err)
 		}
@@ -371,10 +374,10 @@ func TestFilteredBatchesGiveTheKeptRows(t *testing.T) {
 		name string
 		opts pq.Options
 	}{
-		{"parquet-go", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 700, RowGroupBytes: 100 << 10}},
-		{"parquet-go dictionaries", pq.Options{Encoder: pq.EncoderParquetGo, PageRowLimit: 900, Dictionary: map[string]bool{
+		{"native", pq.Options{PageRowLimit: 700, RowGroupBytes: 100 << 10}},
+		{"native dictionaries", pq.Options{PageRowLimit: 900, Dictionary: map[string]bool{
 			"id": true, "i": true, "s": true, "bin": true, "fx": true, "d7": true, "d15": true, "d38": true, "day": true, "b": true}}},
-		{"pqarrow", pq.Options{Encoder: pq.EncoderPqarrow, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
+		{"pqarrow", pq.Options{Pqarrow: true, PageBytes: 8 << 10, RowGroupBytes: 150 << 10}},
 	}
 	for _, c := range cases {
 		path := writeFile(t, t.TempDir(), asc, c.opts, recs)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 )
 
 // Operations.
@@ -34,7 +35,9 @@ const (
 	OpListTables = "list_tables"
 	OpTableInfo  = "table_info"
 	OpScan       = "scan"
-	// OpPanic panics on purpose; it runs only when the session has test.hooks=true.
+	// OpPanic panics on purpose; it exists only in builds with the test
+	// hooks (core/testhooks) and runs only when the session has
+	// test.hooks=true. Other builds reject it as an unknown operation.
 	OpPanic = "__panic"
 
 	// Ref operations (branches, tags, write-audit-publish); Ref names the
@@ -55,7 +58,7 @@ const (
 var ops = map[string]bool{
 	OpCreate: true, OpReplace: true, OpCreateOrReplace: true, OpAppend: true,
 	OpOverwritePartitions: true, OpOverwrite: true, OpDelete: true, OpUpdate: true, OpMerge: true,
-	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: true,
+	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: testhooks.Enabled,
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 )
 
 // Session is safe for concurrent use.
@@ -22,10 +23,15 @@ type Session struct {
 	cats map[string]*catalog.Catalog
 }
 
-// Open resolves the configuration; catalogs open on first use.
+// Open resolves the configuration; catalogs open on first use. The test
+// hooks' session keys (test.*) are an error unless the hooks are built in
+// (core/testhooks).
 func Open(s config.Session) (*Session, error) {
 	cfg, err := config.Resolve(s)
 	if err != nil {
+		return nil, err
+	}
+	if err := testhooks.CheckConf(cfg.Conf); err != nil {
 		return nil, err
 	}
 	return &Session{cfg: cfg, cats: map[string]*catalog.Catalog{}}, nil

@@ -136,7 +136,7 @@ func TestUpdateCopyOnWrite(t *testing.T) {
 
 // TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted: rows removed by
 // delete files stay removed when a later copy-on-write update rewrites
-// their file (iceberg-go resurrects them, PITFALLS.md).
+// their file (iceberg-go alone resurrects them).
 func TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted(t *testing.T) {
 	for _, fv := range []string{"2", "3"} {
 		t.Run("v"+fv, func(t *testing.T) {
@@ -228,6 +228,7 @@ func TestUpdateMergeOnRead(t *testing.T) {
 // waits, fast; it returns slow's error.
 func concurrently(t *testing.T, e *env, slow func(s *session.Session) error, fast func(s *session.Session) error) error {
 	t.Helper()
+	needHooks(t)
 	slowSess := e.sessionWithConf(t, map[string]string{"test.hooks": "true", "test.commit-delay-ms": "1500"})
 	var wg sync.WaitGroup
 	var slowErr error

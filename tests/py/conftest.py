@@ -23,6 +23,25 @@ REPO = Path(__file__).resolve().parents[2]
 CATALOG = "local"
 NAMESPACE = "db"
 
+#: The library built with the test hooks (``PIG_TAGS=pig_testhooks ./build.sh``, core/testhooks):
+#: the ``__panic`` operation and the ``test.*`` session keys, which the release library rejects.
+HOOKS_LIBRARY = REPO / "build" / "libpyiceberg_go_testhooks.so"
+
+
+def hooks_library() -> str:
+    """The test-hooks library's path; the test fails when it has not been built."""
+    if not HOOKS_LIBRARY.exists():
+        pytest.fail(f"{HOOKS_LIBRARY} is missing: build it with PIG_TAGS=pig_testhooks ./build.sh")
+    return str(HOOKS_LIBRARY)
+
+
+def use_library(path: str) -> None:
+    """Make this process load the library at ``path`` (in a child, before its first call)."""
+    from pyiceberg_go import _native
+
+    assert not _native.is_loaded(), "pyiceberg_go already loaded its library in this process"
+    os.environ[_native.LIBRARY_ENV] = path
+
 
 @dataclass(frozen=True)
 class CatalogDir:

@@ -23,7 +23,7 @@ import pytest
 
 import pyiceberg_go as ig
 
-from conftest import assert_same_rows, duckdb_scan
+from conftest import assert_same_rows, duckdb_scan, hooks_library, use_library
 from servers import (  # noqa: F401
     RecordingProxy,
     RestServer,
@@ -451,7 +451,10 @@ def test_s3_endpoint_down(kind: str, tmp_path: Path, s3_server: S3Server, rest_f
 
 
 def _child(props: dict[str, str], conf: dict[str, str], op: str, name: str, arg: Any, out: Any) -> None:
-    """One writer in its own process; reports its outcome on ``out``."""
+    """One writer in its own process; reports its outcome on ``out``. A conf with test hooks
+    (``test.*`` keys) runs on the library built with them."""
+    if any(k.startswith("test.") for k in conf):
+        use_library(hooks_library())
     ig.configure(catalogs={CAT: props}, conf=conf)
     try:
         if op == "append":  # arg: (id range, seed[, a value of p to leave out])
@@ -547,6 +550,7 @@ def test_rest_serializable_delete_against_concurrent_append(tmp_path: Path, s3_s
     ).create()
     extra = rows(range(500, 512))  # every p, so some match the delete's filter
     signal = tmp_path / "waiting"
+    hooks_library()  # fails here, not in the child, when it is not built
     conf = {"test.hooks": "true", "test.commit-delay-ms": "2500", "test.commit-delay-signal": str(signal)}
 
     def append_while_delete_waits() -> None:

@@ -1,7 +1,8 @@
 """Two processes running row-level operations on one table at once.
 
-The first process pauses between reading and committing (the library's test
-hook ``test.commit-delay-ms``); the second commits in that window. Under
+The first process pauses between reading and committing (the test hook
+``test.commit-delay-ms``, in the library built with them: conftest.HOOKS_LIBRARY);
+the second commits in that window. Under
 each isolation level the operation that must fail raises CommitConflictError
 naming the concurrent snapshot, nothing of it is committed, no update is lost,
 and the table equals the serial order of what committed."""
@@ -18,7 +19,7 @@ import pytest
 
 import pyiceberg_go as ig
 
-from conftest import CatalogDir, assert_same_rows
+from conftest import CatalogDir, assert_same_rows, hooks_library, use_library
 
 DELAY_MS = 2500
 ROWS = 120
@@ -29,8 +30,9 @@ def rows(lo: int, hi: int) -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64()), "part": pa.array([f"p{i % 3}" for i in ids], pa.string()), "v": pa.array(ids, pa.int64())})
 
 
-def _slow(uri: str, warehouse: str, kind: str, arg: Any, signal: str, out: Any) -> None:
-    """Runs one operation with a pause before its commit; reports what happened."""
+def _slow(library: str, uri: str, warehouse: str, kind: str, arg: Any, signal: str, out: Any) -> None:
+    """Runs one operation with a pause before its commit (with the test-hooks library); reports what happened."""
+    use_library(library)
     ig.configure(
         catalogs={"local": {"type": "sql", "uri": uri, "warehouse": warehouse}},
         conf={"test.hooks": "true", "test.commit-delay-ms": str(DELAY_MS), "test.commit-delay-signal": signal},
@@ -55,7 +57,7 @@ def race(cat: CatalogDir, kind: str, arg: Any, concurrent: Any) -> dict[str, Any
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     signal = cat.root / "waiting"
-    p = ctx.Process(target=_slow, args=(cat.uri, cat.warehouse, kind, arg, str(signal), out))
+    p = ctx.Process(target=_slow, args=(hooks_library(), cat.uri, cat.warehouse, kind, arg, str(signal), out))
     p.start()
     deadline = time.monotonic() + 120
     while not signal.exists():  # the child has read the table and waits to commit

@@ -11,7 +11,7 @@ import pyiceberg_go as ig
 from pyiceberg_go import _native
 from pyiceberg_go.errors import error_for_status
 
-from conftest import REPO
+from conftest import REPO, CatalogDir, run_python
 
 # Status name in the header -> the class the brief assigns to it.
 EXPECTED = {
@@ -95,3 +95,35 @@ def test_raise_for_uses_the_struct_status_and_decodes_utf8() -> None:
     with pytest.raises(ig.NoSuchTableError, match="événements"):
         _native.raise_for(1, err)
     assert released == [1]
+
+
+def test_release_library_rejects_the_test_hooks(catalog_dir: CatalogDir) -> None:
+    """The library users get has no test hooks: ``__panic`` and ``test.*`` session keys are unknown."""
+    release = REPO / "pyiceberg_go" / "_lib" / "libpyiceberg_go.so"
+    r = run_python(
+        f"""
+        import pyiceberg_go as ig
+        from pyiceberg_go import _session
+        props = {catalog_dir.properties!r}
+        ig.configure(catalogs={{"local": props}})
+        try:
+            _session.execute({{"op": "__panic", "table": "local.db.t"}})
+        except ig.InvalidArgumentError as e:
+            print("__panic:", type(e).__name__, "unknown operation" in str(e))
+        for conf in ({{"test.commit-delay-ms": "2500"}}, {{"test.hooks": "true"}}):
+            ig.configure(catalogs={{"local": props}}, conf=conf)
+            try:
+                ig.table("local.db.t").snapshots()
+            except ig.InvalidArgumentError as e:
+                print("conf:", type(e).__name__, "unknown session configuration key" in str(e), next(iter(conf)) in str(e))
+        print("done")
+        """,
+        env={_native.LIBRARY_ENV: str(release)},
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "__panic: InvalidArgumentError True",
+        "conf: InvalidArgumentError True True",
+        "conf: InvalidArgumentError True True",
+        "done",
+    ], r.stdout + r.stderr

@@ -14,7 +14,7 @@ import pytest
 import pyiceberg_go as ig
 from pyiceberg_go import _session
 
-from conftest import CatalogDir, assert_same_rows, interrupt_after, run_python, sample, snapshot_ids
+from conftest import CatalogDir, assert_same_rows, hooks_library, interrupt_after, run_python, sample, snapshot_ids
 
 
 def slow_reader(batches: int, delay: float, rows: int = 1000) -> pa.RecordBatchReader:
@@ -127,6 +127,7 @@ def test_progress_can_be_disabled(pyiceberg_catalog: Any, monkeypatch: pytest.Mo
 
 
 def test_injected_panic_poisons_the_library_and_the_process_exits_cleanly(pyiceberg_catalog: Any, catalog_dir: CatalogDir) -> None:
+    """With the test-hooks library: __panic needs test.hooks, then panics, and the library refuses further calls."""
     r = run_python(
         f"""
         import pyiceberg_go as ig
@@ -147,7 +148,8 @@ def test_injected_panic_poisons_the_library_and_the_process_exits_cleanly(pyiceb
         except ig.LibraryPoisonedError as e:
             print("next call:", type(e).__name__)
         print("done")
-        """
+        """,
+        env={"PYICEBERG_GO_LIBRARY": hooks_library()},
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
