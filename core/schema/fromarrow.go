@@ -102,8 +102,8 @@ func primitiveOf(path string, dt arrow.DataType) (iceberg.Type, error) {
 		return iceberg.PrimitiveTypes.Float64, nil
 	case arrow.DecimalType:
 		p, s := dt.GetPrecision(), dt.GetScale()
-		if p > maxDecimalPrecision || s < 0 || s > p {
-			return nil, fmt.Errorf("column '%s': %s does not fit an Iceberg decimal (precision at most %d, 0 <= scale <= precision): %w",
+		if p < 1 || p > maxDecimalPrecision || s < 0 || s > p {
+			return nil, fmt.Errorf("column '%s': %s does not fit an Iceberg decimal (precision 1 to %d, 0 <= scale <= precision): %w",
 				path, dt, maxDecimalPrecision, errs.ErrValidation)
 		}
 		return iceberg.DecimalTypeOf(int(p), int(s)), nil
