@@ -49,6 +49,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 
+	"github.com/pyiceberg-go/pyiceberg-go/capi/cstream"
 	"github.com/pyiceberg-go/pyiceberg-go/capi/pin"
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
@@ -288,12 +289,14 @@ func pig_execute(sh C.uintptr_t, doc *C.pig_cchar, input *C.struct_ArrowArrayStr
 		ctx, prog = op.ctx, &op.prog
 	}
 	if input != nil && input.release != nil {
-		r, err := cdata.ImportCRecordReader((*cdata.CArrowArrayStream)(unsafe.Pointer(input)), nil)
+		// The stream is checked before arrow-go imports it, and whatever
+		// its callbacks do it is released once (capi/cstream).
+		r, err := cstream.Import(unsafe.Pointer(input))
 		if err != nil {
-			return fail(e, fmt.Errorf("%w: importing the input stream: %v", errs.ErrInvalidArgument, err))
+			return fail(e, fmt.Errorf("importing the input stream: %w", err))
 		}
 		// The producer is called from one OS thread (capi/pin).
-		rdr = pin.NewReader(r.(array.RecordReader))
+		rdr = pin.NewReader(r)
 	}
 	in := rdr
 	if in != nil {
