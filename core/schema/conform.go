@@ -216,12 +216,7 @@ func (p *planner) typ(path string, in arrow.DataType, t iceberg.Type, out arrow.
 			return nil, err
 		}
 		return func(a arrow.Array) (arrow.Array, error) {
-			dec, err := p.decode(path, a.(*array.Dictionary))
-			if err != nil {
-				return nil, err
-			}
-			defer dec.Release()
-			return inner(dec)
+			return p.decode(path, a.(*array.Dictionary), inner)
 		}, nil
 	case arrow.ExtensionType:
 		if arrow.TypeEqual(in, out) {

@@ -28,8 +28,10 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 		return nil, err
 	}
 	// offsets returns the 32-bit offsets buffer of the result and the child
-	// array they index.
+	// array they index: the input's, or (converted) the elements already
+	// converted by ec.
 	var offsets func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error)
+	converted := false
 	switch in.(type) {
 	case *arrow.ListType:
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
@@ -64,12 +66,14 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			return buf, array.MakeFromData(d.Children()[0]), nil
 		}
 	case *arrow.ListViewType:
+		converted = true
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
-			return p.flattenView(path, d, widen(values[int32](d.Buffers()[1])), widen(values[int32](d.Buffers()[2])))
+			return p.flattenView(path, d, widen(values[int32](d.Buffers()[1])), widen(values[int32](d.Buffers()[2])), ec)
 		}
 	case *arrow.LargeListViewType:
+		converted = true
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
-			return p.flattenView(path, d, values[int64](d.Buffers()[1]), values[int64](d.Buffers()[2]))
+			return p.flattenView(path, d, values[int64](d.Buffers()[1]), values[int64](d.Buffers()[2]), ec)
 		}
 	default:
 		return nil, mismatch(path, in, t)
@@ -81,10 +85,13 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			return nil, err
 		}
 		defer offs.Release()
-		elems, err := ec(raw)
-		raw.Release()
-		if err != nil {
-			return nil, err
+		elems := raw
+		if !converted {
+			elems, err = ec(raw)
+			raw.Release()
+			if err != nil {
+				return nil, err
+			}
 		}
 		defer elems.Release()
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{elems.Data()}), nil
@@ -92,8 +99,11 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 }
 
 // flattenView gathers the elements of a list view in row order so that plain
-// offsets can index them.
-func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64) (*memory.Buffer, arrow.Array, error) {
+// offsets can index them, converted by ec first: the gather is arrow-go's
+// take kernel, whose spans hold three buffers and so cannot take a view
+// array with two data buffers or more (it panicked on a goroutine of its
+// own); converted elements have none.
+func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64, ec conv) (*memory.Buffer, arrow.Array, error) {
 	off, n := d.Offset(), d.Len()
 	valid := validity(d)
 	buf, dst := p.alloc32(off + n + 1)
@@ -126,7 +136,13 @@ func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []in
 	defer indices.Release()
 	ia := array.MakeFromData(indices)
 	defer ia.Release()
-	child := array.MakeFromData(d.Children()[0])
+	raw := array.MakeFromData(d.Children()[0])
+	child, err := ec(raw)
+	raw.Release()
+	if err != nil {
+		buf.Release()
+		return nil, nil, err
+	}
 	defer child.Release()
 	taken, err := compute.TakeArray(p.ctx, child, ia)
 	if err != nil {
@@ -136,9 +152,16 @@ func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []in
 	return buf, taken, nil
 }
 
-// decode replaces dictionary indices by their values.
-func (p *planner) decode(path string, a *array.Dictionary) (arrow.Array, error) {
-	out, err := compute.TakeArray(p.ctx, a.Dictionary(), a.Indices())
+// decode replaces dictionary indices by their values, converted by inner
+// first (the take kernel cannot take views in several data buffers; see
+// flattenView).
+func (p *planner) decode(path string, a *array.Dictionary, inner conv) (arrow.Array, error) {
+	dict, err := inner(a.Dictionary())
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Release()
+	out, err := compute.TakeArray(p.ctx, dict, a.Indices())
 	if err != nil {
 		return nil, fmt.Errorf("column '%s': decoding dictionary: %v: %w", path, err, errs.ErrValidation)
 	}
