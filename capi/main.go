@@ -40,7 +40,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -344,10 +343,7 @@ func decodeStrict(doc *C.pig_cchar, v any) error {
 	if doc == nil {
 		return fmt.Errorf("%w: document is NULL", errs.ErrInvalidArgument)
 	}
-	dec := json.NewDecoder(strings.NewReader(C.GoString((*C.char)(doc))))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", errs.ErrInvalidArgument, err)
-	}
-	return nil
+	// As request documents: no key only equal ignoring case, none twice,
+	// nothing after the document.
+	return request.Strict([]byte(C.GoString((*C.char)(doc))), v)
 }
