@@ -382,10 +382,17 @@ func (p *planner) mapConv(path string, in *arrow.MapType, t *iceberg.MapType, ou
 			r.Data().Retain()
 			r.Release()
 		}
-		entries := build(entriesType, ed, ed.Buffers()[:1], kids)
+		var entries arrow.Array = build(entriesType, ed, ed.Buffers()[:1], kids)
 		defer entries.Release()
 		offs := p.offsetsOf(d)
 		defer offs.Release()
+		if o2, e2, err := p.dropNullElements(path, d, values[int32](offs), entries); err != nil {
+			return nil, err
+		} else if o2 != nil {
+			defer o2.Release()
+			defer e2.Release()
+			offs, entries = o2, e2
+		}
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{entries.Data()}), nil
 	}, nil
 }

@@ -829,3 +829,42 @@ func TestMalformedViewsAreRejected(t *testing.T) {
 		d.Release()
 	}
 }
+
+// A null list or map slot may span elements in Arrow; the Parquet writer
+// refuses such lists, so the conformer leaves those elements out.
+func TestConformEmptiesNullListSlots(t *testing.T) {
+	mem := checkedMem(t)
+	for _, c := range []struct {
+		in   arrow.DataType
+		js   string
+		into iceberg.Type
+	}{
+		{arrow.ListOf(arrow.BinaryTypes.StringView), `[["a"], ["a string longer than twelve bytes", "b"], ["c"]]`,
+			&iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.String}},
+		{arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), `[[{"key": "a", "value": 1}], [{"key": "b", "value": 2}], []]`,
+			&iceberg.MapType{KeyID: 2, KeyType: iceberg.PrimitiveTypes.String, ValueID: 3, ValueType: iceberg.PrimitiveTypes.Int64}},
+	} {
+		a := fromJSON(t, mem, c.in, c.js)
+		d := a.Data()
+		// Slot 1 becomes null but keeps its elements.
+		nd := array.NewData(d.DataType(), d.Len(), []*memory.Buffer{memory.NewBufferBytes([]byte{0b101}), d.Buffers()[1]}, d.Children(), 1, 0)
+		na := array.MakeFromData(nd)
+		nd.Release()
+		a.Release()
+		want := jsonOf(t, na)
+		tbl := iceberg.NewSchema(0, opt(1, "c", c.into))
+		out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", na.DataType())}, na)
+		na.Release()
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		col := out.Column(0).(array.ListLike)
+		if beg, end := col.ValueOffsets(1); col.IsValid(1) || beg != end {
+			t.Errorf("%s: slot 1 valid %v, elements %d..%d", c.in, col.IsValid(1), beg, end)
+		}
+		if got := jsonOf(t, out.Column(0)); got != want {
+			t.Errorf("%s: got %s, want %s", c.in, got, want)
+		}
+		out.Release()
+	}
+}

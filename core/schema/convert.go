@@ -94,6 +94,13 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			}
 		}
 		defer elems.Release()
+		if o2, e2, err := p.dropNullElements(path, d, values[int32](offs), elems); err != nil {
+			return nil, err
+		} else if o2 != nil {
+			defer o2.Release()
+			defer e2.Release()
+			offs, elems = o2, e2
+		}
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{elems.Data()}), nil
 	}, nil
 }
@@ -104,6 +111,20 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 // array with two data buffers or more (it panicked on a goroutine of its
 // own); converted elements have none.
 func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64, ec conv) (*memory.Buffer, arrow.Array, error) {
+	raw := array.MakeFromData(d.Children()[0])
+	child, err := ec(raw)
+	raw.Release()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer child.Release()
+	return p.gather(path, d, starts, sizes, child)
+}
+
+// gather makes 32-bit offsets for d's slots and the elements they index:
+// those of each valid slot i (sizes[i] of elems from starts[i]), in row
+// order; a null slot gets none.
+func (p *planner) gather(path string, d arrow.ArrayData, starts, sizes []int64, elems arrow.Array) (*memory.Buffer, arrow.Array, error) {
 	off, n := d.Offset(), d.Len()
 	valid := validity(d)
 	buf, dst := p.alloc32(off + n + 1)
@@ -136,20 +157,36 @@ func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []in
 	defer indices.Release()
 	ia := array.MakeFromData(indices)
 	defer ia.Release()
-	raw := array.MakeFromData(d.Children()[0])
-	child, err := ec(raw)
-	raw.Release()
+	taken, err := compute.TakeArray(p.ctx, elems, ia)
 	if err != nil {
 		buf.Release()
-		return nil, nil, err
-	}
-	defer child.Release()
-	taken, err := compute.TakeArray(p.ctx, child, ia)
-	if err != nil {
-		buf.Release()
-		return nil, nil, fmt.Errorf("column '%s': flattening a list view: %v: %w", path, err, errs.ErrValidation)
+		return nil, nil, fmt.Errorf("column '%s': gathering list elements: %v: %w", path, err, errs.ErrValidation)
 	}
 	return buf, taken, nil
+}
+
+// dropNullElements returns offsets and elements for list-like d (offsets
+// o, elements elems) with the elements of null slots left out, or nil when
+// no null slot has any. Arrow lets a null list slot span elements (a
+// fixed-size list's always does); the Parquet writer refuses them.
+func (p *planner) dropNullElements(path string, d arrow.ArrayData, o []int32, elems arrow.Array) (*memory.Buffer, arrow.Array, error) {
+	if d.NullN() == 0 {
+		return nil, nil, nil
+	}
+	off, n := d.Offset(), d.Len()
+	valid := validity(d)
+	spans := false
+	for i := off; i < off+n && !spans; i++ {
+		spans = !valid(i) && o[i+1] != o[i]
+	}
+	if !spans {
+		return nil, nil, nil
+	}
+	starts, sizes := make([]int64, off+n), make([]int64, off+n)
+	for i := off; i < off+n; i++ {
+		starts[i], sizes[i] = int64(o[i]), int64(o[i+1]-o[i])
+	}
+	return p.gather(path, d, starts, sizes, elems)
 }
 
 // decode replaces dictionary indices by their values, converted by inner
