@@ -52,6 +52,9 @@ func icebergTypeOf(path string, dt arrow.DataType, keepNullability bool) (iceber
 	case *arrow.DictionaryType:
 		return icebergTypeOf(path, dt.ValueType, keepNullability)
 	case *arrow.StructType:
+		if dt.NumFields() == 0 {
+			return nil, fmt.Errorf("column '%s': a struct with no fields has no Parquet form: %w", path, errs.ErrValidation)
+		}
 		if err := checkUniqueNames(path, dt.Fields()); err != nil {
 			return nil, err
 		}
