@@ -20,7 +20,7 @@ import (
 )
 
 // seeds are the inputs of FuzzImportStream's corpus under testdata.
-func seeds(t *testing.T) map[string][]byte {
+func seeds(t testing.TB) map[string][]byte {
 	t.Helper()
 	dir := "testdata/fuzz/FuzzImportStream"
 	ents, err := os.ReadDir(dir)
@@ -46,11 +46,8 @@ func seeds(t *testing.T) map[string][]byte {
 	return out
 }
 
-// TestStreamsThroughExecute writes the fuzz corpus and generated valid
-// streams as pig_execute would (import, pin, ops.Execute: a create and an
-// append): Parquet encoding, metrics and the commit see whatever values
-// passed the import. Errors must be typed, and every stream released once.
-func TestStreamsThroughExecute(t *testing.T) {
+func openSession(t testing.TB) *session.Session {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := session.Open(config.Session{
 		Catalogs: map[string]map[string]string{"local": {
@@ -61,7 +58,56 @@ func TestStreamsThroughExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// execute writes the stream gen makes of data as pig_execute would
+// (import, pin, ops.Execute with op into table).
+func execute(t *testing.T, s *session.Session, data []byte, op, table string) {
+	t.Helper()
+	st := gen(data)
+	fk := cfake.Build(st)
+	func() {
+		r, err := Import(fk.Stream())
+		if err != nil {
+			if !typed(err) {
+				t.Fatalf("import: %v", err)
+			}
+			return
+		}
+		req := &request.Request{Op: op, Table: table}
+		_, err = ops.Execute(context.Background(), s, req, pin.NewReader(r), nil)
+		if err != nil && !typed(err) && !strings.Contains(err.Error(), "no such table") {
+			t.Fatalf("%s: untyped error %v\n%s", op, err, describe(st))
+		}
+	}()
+	if err := fk.Check(); err != nil {
+		t.Fatalf("%s: %v", op, err)
+	}
+	fk.Free()
+}
+
+// FuzzWriteStream is FuzzImportStream through a whole write: each input is
+// the data of a create (Parquet encoding, metrics, the commit).
+func FuzzWriteStream(f *testing.F) {
+	for _, seed := range seeds(f) {
+		f.Add(seed)
+	}
+	s := openSession(f)
+	n := 0
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n++
+		execute(t, s, data, request.OpCreate, fmt.Sprint("db.t", n))
+	})
+}
+
+// TestStreamsThroughExecute writes the fuzz corpus and generated valid
+// streams as pig_execute would (import, pin, ops.Execute: a create and an
+// append): Parquet encoding, metrics and the commit see whatever values
+// passed the import. Errors must be typed, and every stream released once.
+func TestStreamsThroughExecute(t *testing.T) {
+	s := openSession(t)
 	inputs := seeds(t)
 	for i := range 150 {
 		b := make([]byte, 64+i%97)
@@ -72,28 +118,11 @@ func TestStreamsThroughExecute(t *testing.T) {
 	}
 	n := 0
 	for name, data := range inputs {
-		for _, op := range []string{request.OpCreate, request.OpAppend} {
-			st := gen(data)
-			fk := cfake.Build(st)
-			func() {
-				r, err := Import(fk.Stream())
-				if err != nil {
-					if !typed(err) {
-						t.Fatalf("%s: import: %v", name, err)
-					}
-					return
-				}
-				req := &request.Request{Op: op, Table: fmt.Sprintf("db.t%d", n)}
-				_, err = ops.Execute(context.Background(), s, req, pin.NewReader(r), nil)
-				if err != nil && !typed(err) && !strings.Contains(err.Error(), "no such table") {
-					t.Fatalf("%s: %s: untyped error %v\n%s", name, op, err, describe(st))
-				}
-			}()
-			if err := fk.Check(); err != nil {
-				t.Fatalf("%s: %s: %v", name, op, err)
-			}
-			fk.Free()
-		}
-		n++
+		t.Run(name, func(t *testing.T) {
+			table := fmt.Sprint("db.t", n)
+			n++
+			execute(t, s, data, request.OpCreate, table)
+			execute(t, s, data, request.OpAppend, table)
+		})
 	}
 }
