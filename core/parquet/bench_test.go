@@ -96,7 +96,7 @@ func lineitemBatches(b testing.TB) (*arrow.Schema, []arrow.RecordBatch) {
 // with each encoder.
 func BenchmarkWriteLineitem(b *testing.B) {
 	sc, recs := lineitemBatches(b)
-	for _, enc := range []string{EncoderPqarrow, EncoderParquetGo} {
+	for _, enc := range []string{EncoderPqarrow, EncoderParquetGo, EncoderNative} {
 		for _, writers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("encoder=%s/writers=%d", enc, writers), func(b *testing.B) {
 				var size, rowGroups int64

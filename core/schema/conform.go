@@ -271,7 +271,11 @@ func (p *planner) typ(path string, in arrow.DataType, t iceberg.Type, out arrow.
 		if !primitiveFits(it, tt, in) {
 			return nil, mismatch(path, in, t)
 		}
-		return p.leaf(path, in, out)
+		c, err := p.leaf(path, in, out)
+		if dt, ok := out.(*arrow.Decimal128Type); ok && err == nil && dt.Precision > 18 {
+			c = checkPrecision(path, dt, c)
+		}
+		return c, err
 	}
 	return nil, mismatch(path, in, t)
 }
@@ -294,6 +298,27 @@ func primitiveFits(from, to iceberg.Type, in arrow.DataType) bool {
 		return ok && fb.ByteWidth == 16
 	}
 	return false
+}
+
+// checkPrecision makes c refuse a value beyond the precision of dt, a
+// decimal stored as FIXED_LEN_BYTE_ARRAY: arrow-go's nested encoder writes
+// such a value as it is (its INT32 and INT64 decimals it checks itself, as
+// does core/parquet's flat encoder all of them, while converting).
+func checkPrecision(path string, dt *arrow.Decimal128Type, c conv) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		out, err := c(a)
+		if err != nil {
+			return nil, err
+		}
+		d := out.(*array.Decimal128)
+		for i := range d.Len() {
+			if d.IsValid(i) && !d.Value(i).FitsInPrecision(dt.Precision) {
+				out.Release()
+				return nil, fmt.Errorf("column '%s': value %s does not fit its type %s: %w", path, d.ValueStr(i), dt, errs.ErrValidation)
+			}
+		}
+		return out, nil
+	}
 }
 
 func retain(a arrow.Array) (arrow.Array, error) {

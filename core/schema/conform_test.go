@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -866,5 +867,28 @@ func TestConformEmptiesNullListSlots(t *testing.T) {
 			t.Errorf("%s: got %s, want %s", c.in, got, want)
 		}
 		out.Release()
+	}
+}
+
+// A decimal stored as FIXED_LEN_BYTE_ARRAY that is beyond its precision is
+// refused while conforming (arrow-go's nested encoder would write it).
+func TestConformRefusesWideDecimalsBeyondPrecision(t *testing.T) {
+	mem := checkedMem(t)
+	dt := &arrow.Decimal128Type{Precision: 30, Scale: 2}
+	tbl := iceberg.NewSchema(0, opt(1, "c", iceberg.DecimalTypeOf(30, 2)))
+	ok := fromJSON(t, mem, dt, `["99999999999999999999999999.99", null]`)
+	defer ok.Release()
+	out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Release()
+	b := array.NewDecimal128Builder(mem, dt)
+	b.Append(decimal128.GetScaleMultiplier(31))
+	bad := b.NewArray()
+	b.Release()
+	defer bad.Release()
+	if _, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, bad); !errors.Is(err, errs.ErrValidation) || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("error %v", err)
 	}
 }
