@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -333,6 +334,10 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 	if err != nil {
 		return nil, err
 	}
+	holdsLists := make([]bool, len(children))
+	for i, ch := range children {
+		holdsLists[i] = ch.in >= 0 && hasLists(in.Field(ch.in).Type)
+	}
 	return func(a arrow.Array) (arrow.Array, error) {
 		d := a.Data()
 		kids := make([]arrow.ArrayData, len(children))
@@ -348,7 +353,14 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 			if ch.in < 0 {
 				r = array.MakeArrayOfNull(p.mem, ch.out, d.Offset()+d.Len())
 			} else {
-				raw := array.MakeFromData(d.Children()[ch.in])
+				cd := d.Children()[ch.in]
+				if holdsLists[i] && d.NullN() > 0 {
+					// A list below a null struct slot is null there too:
+					// its elements are then left out (dropNullElements).
+					cd = p.pushNulls(d, cd)
+					defer cd.Release()
+				}
+				raw := array.MakeFromData(cd)
 				var err error
 				r, err = ch.conv(raw)
 				raw.Release()
@@ -362,6 +374,46 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 		}
 		return build(out, d, d.Buffers()[:1], kids), nil
 	}, nil
+}
+
+// hasLists reports whether lists or maps sit in (or below) type t.
+func hasLists(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case arrow.ListLikeType:
+		return true
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			if hasLists(f.Type) {
+				return true
+			}
+		}
+	case *arrow.DictionaryType:
+		return hasLists(t.ValueType)
+	}
+	return false
+}
+
+// pushNulls returns child (a field of struct d) with d's null slots null
+// as well.
+func (p *planner) pushNulls(d, child arrow.ArrayData) arrow.ArrayData {
+	coff, n := child.Offset(), child.Len()
+	buf := memory.NewResizableBuffer(p.mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(coff + n))))
+	bits := buf.Bytes()
+	clear(bits)
+	parent, own := validity(d), validity(child)
+	for j := range min(n, d.Offset()+d.Len()) {
+		if parent(j) && own(coff+j) {
+			bitutil.SetBit(bits, coff+j)
+		}
+	}
+	bufs := append([]*memory.Buffer{buf}, child.Buffers()[1:]...)
+	out := array.NewData(child.DataType(), n, bufs, child.Children(), array.UnknownNullCount, coff)
+	buf.Release()
+	if dict := child.Dictionary(); dict != nil && dict != (*array.Data)(nil) {
+		out.SetDictionary(dict)
+	}
+	return out
 }
 
 // build makes an array of type dt shaped like d (length, offset, nulls) from

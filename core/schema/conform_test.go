@@ -892,3 +892,33 @@ func TestConformRefusesWideDecimalsBeyondPrecision(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// A list below a null struct slot is null there as well, its elements left
+// out: the Parquet writer refused the list's elements under a null parent
+// (found by FuzzWriteStream).
+func TestConformNullStructSlotsHoldNoListElements(t *testing.T) {
+	mem := checkedMem(t)
+	lt := arrow.ListOf(arrow.PrimitiveTypes.Int32)
+	st := arrow.StructOf(field("l", lt))
+	a := fromJSON(t, mem, st, `[{"l": [1]}, {"l": [2, 3]}, {"l": [4]}]`)
+	d := a.Data()
+	nd := array.NewData(st, 3, []*memory.Buffer{memory.NewBufferBytes([]byte{0b101})}, d.Children(), 1, 0)
+	na := array.MakeFromData(nd)
+	nd.Release()
+	a.Release()
+	defer na.Release()
+	tbl := iceberg.NewSchema(0, opt(1, "s", &iceberg.StructType{FieldList: []iceberg.NestedField{
+		opt(2, "l", &iceberg.ListType{ElementID: 3, Element: iceberg.PrimitiveTypes.Int32})}}))
+	out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("s", st)}, na)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	l := out.Column(0).(*array.Struct).Field(0).(*array.List)
+	if beg, end := l.ValueOffsets(1); l.IsValid(1) || beg != end {
+		t.Fatalf("slot 1 of the list: valid %v, elements %d..%d", l.IsValid(1), beg, end)
+	}
+	if got := jsonOf(t, out.Column(0)); got != `[{"l":[1]},null,{"l":[4]}]` {
+		t.Fatalf("got %s", got)
+	}
+}
