@@ -354,7 +354,7 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 				r = array.MakeArrayOfNull(p.mem, ch.out, d.Offset()+d.Len())
 			} else {
 				cd := d.Children()[ch.in]
-				if holdsLists[i] && d.NullN() > 0 {
+				if holdsLists[i] && d.NullN() != 0 { // -1: not counted yet
 					// A list below a null struct slot is null there too:
 					// its elements are then left out (dropNullElements).
 					cd = p.pushNulls(d, cd)
