@@ -259,10 +259,12 @@ func canonicalValue(v any) string {
 	return fmt.Sprintf("%T:%v", v, v)
 }
 
-// testDelay sleeps test.commit-delay-ms before a row-level operation's
-// first commit attempt when the session has test.hooks=true, so tests can
-// commit a concurrent change in between; it first creates the file
-// test.commit-delay-signal (if set) to tell them the wait has begun.
+// testDelay holds a row-level operation before its first commit attempt
+// when the session has test.hooks=true, so tests can commit a concurrent
+// change in between. It first creates the file test.commit-delay-signal
+// (if set) to tell them the wait has begun, then waits until the file
+// test.commit-delay-release exists (if set: the test says when, whatever
+// the machine's load; ten minutes at most), else test.commit-delay-ms.
 func (w *writer) testDelay() {
 	conf := w.sess.Conf()
 	if conf["test.hooks"] != "true" {
@@ -270,6 +272,14 @@ func (w *writer) testDelay() {
 	}
 	if path := conf["test.commit-delay-signal"]; path != "" {
 		_ = os.WriteFile(path, nil, 0o644)
+	}
+	if path := conf["test.commit-delay-release"]; path != "" {
+		for end := time.Now().Add(10 * time.Minute); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(path); err == nil {
+				return
+			}
+		}
+		return
 	}
 	if ms, err := strconv.Atoi(conf["test.commit-delay-ms"]); err == nil && ms > 0 {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
