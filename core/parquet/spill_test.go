@@ -218,7 +218,7 @@ func TestAbortReleasesTheOpenFile(t *testing.T) {
 			}
 		}
 		// The encoder runs on its own goroutine: wait for it to reach the pages.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for deadline := time.Now().Add(hangBound); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 			if w.Buffered() > 0 && openSpills.Load() > files {
 				break
 			}
