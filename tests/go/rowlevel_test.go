@@ -137,7 +137,7 @@ func TestUpdateCopyOnWrite(t *testing.T) {
 
 // TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted: rows removed by
 // delete files stay removed when a later copy-on-write update rewrites
-// their file (iceberg-go resurrects them, PITFALLS.md).
+// their file (iceberg-go resurrects them).
 func TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted(t *testing.T) {
 	for _, fv := range []string{"2", "3"} {
 		t.Run("v"+fv, func(t *testing.T) {
