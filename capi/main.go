@@ -38,7 +38,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -47,6 +46,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/apache/arrow-go/v18/arrow/memory/mallocator"
 
+	"github.com/pyiceberg-go/pyiceberg-go/capi/cstream"
 	"github.com/pyiceberg-go/pyiceberg-go/capi/pin"
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
@@ -271,12 +271,14 @@ func pig_execute(sh C.uintptr_t, doc *C.pig_cchar, input *C.struct_ArrowArrayStr
 		ctx, prog = op.ctx, &op.prog
 	}
 	if input != nil && input.release != nil {
-		r, err := cdata.ImportCRecordReader((*cdata.CArrowArrayStream)(unsafe.Pointer(input)), nil)
+		// The stream is checked before arrow-go imports it, and whatever
+		// its callbacks do it is released once (capi/cstream).
+		r, err := cstream.Import(unsafe.Pointer(input))
 		if err != nil {
-			return fail(e, fmt.Errorf("%w: importing the input stream: %v", errs.ErrInvalidArgument, err))
+			return fail(e, fmt.Errorf("importing the input stream: %w", err))
 		}
 		// The producer is called from one OS thread (capi/pin).
-		rdr = pin.NewReader(r.(array.RecordReader))
+		rdr = pin.NewReader(r)
 	}
 	in := rdr
 	if in != nil {
@@ -394,10 +396,7 @@ func decodeStrict(doc *C.pig_cchar, v any) error {
 	if doc == nil {
 		return fmt.Errorf("%w: document is NULL", errs.ErrInvalidArgument)
 	}
-	dec := json.NewDecoder(strings.NewReader(C.GoString((*C.char)(doc))))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", errs.ErrInvalidArgument, err)
-	}
-	return nil
+	// As request documents: no key only equal ignoring case, none twice,
+	// nothing after the document.
+	return request.Strict([]byte(C.GoString((*C.char)(doc))), v)
 }

@@ -42,67 +42,99 @@ type Settings struct {
 	LowHeadroom int64
 }
 
-var (
+// env is what the tuner reads and sets outside itself: the clock, a timer,
+// the heap's counters and the collector's target. The process uses the
+// real ones (std); tests drive a fake clock and fake counters.
+type env struct {
+	now        func() time.Time
+	afterFunc  func(time.Duration, func())
+	heap       func() (live int64, allocs uint64) // live heap bytes, bytes allocated so far
+	setPercent func(int)
+}
+
+// tuner applies a rule; the process has one (std).
+type tuner struct {
+	env
 	mu      sync.Mutex
 	current Settings
 	started bool
 	// allocations and time at the last apply, for the allocation rate.
 	lastAllocs uint64
 	lastTime   time.Time
-	// pending applies the rule again after RateWindow (nil: none set).
-	pending *time.Timer
-)
+	// pending: a timer will apply the rule again after RateWindow.
+	pending bool
+}
+
+var samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+
+// std is the process's tuner, on the runtime's clock and counters.
+var std = &tuner{env: env{
+	now:       time.Now,
+	afterFunc: func(d time.Duration, f func()) { time.AfterFunc(d, f) },
+	heap: func() (int64, uint64) {
+		// Called with the tuner's lock held, which guards samples.
+		metrics.Read(samples)
+		return int64(samples[0].Value.Uint64()), samples[1].Value.Uint64()
+	},
+	setPercent: func(p int) { debug.SetGCPercent(p) },
+}}
 
 // Start makes s the rule from the next collection on (and applies it to
 // the live heap now). It can be called again to change the rule.
 func Start(s Settings) {
-	mu.Lock()
-	current = s
-	first := !started
-	started = true
-	mu.Unlock()
-	apply()
-	if first {
-		arm()
+	if std.start(s) {
+		arm(std)
 	}
+}
+
+// start sets the rule and applies it; it reports whether it is the first.
+func (t *tuner) start(s Settings) (first bool) {
+	t.mu.Lock()
+	t.current = s
+	first = !t.started
+	t.started = true
+	t.mu.Unlock()
+	t.apply()
+	return first
 }
 
 // sentinel is garbage from birth: its finalizer runs after each
 // collection, applies the rule and arms a new one.
 type sentinel struct{ _ [16]byte }
 
-func arm() {
+func arm(t *tuner) {
 	s := &sentinel{}
 	runtime.SetFinalizer(s, func(*sentinel) {
-		apply()
-		arm()
+		t.apply()
+		arm(t)
 	})
 }
 
-var samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
-
-func apply() {
-	mu.Lock()
-	s := current
-	metrics.Read(samples)
-	live := int64(samples[0].Value.Uint64())
-	allocs, now := samples[1].Value.Uint64(), time.Now()
+// apply sets the collector's target from the live heap and the allocation
+// rate since the last apply, and while the floor is above LowHeadroom
+// makes sure it is applied again a RateWindow later.
+func (t *tuner) apply() {
+	t.mu.Lock()
+	s := t.current
+	live, allocs := t.heap()
+	now := t.now()
 	rate := -1.0 // not known before the first collection
-	if !lastTime.IsZero() {
-		rate = float64(allocs-lastAllocs) / max(now.Sub(lastTime).Seconds(), 1e-3)
+	if !t.lastTime.IsZero() {
+		rate = float64(allocs-t.lastAllocs) / max(now.Sub(t.lastTime).Seconds(), 1e-3)
 	}
-	lastAllocs, lastTime = allocs, now
+	t.lastAllocs, t.lastTime = allocs, now
 	h := Headroom(s, rate)
-	if s.RateWindow > 0 && h > s.LowHeadroom && pending == nil {
-		pending = time.AfterFunc(s.RateWindow, func() {
-			mu.Lock()
-			pending = nil
-			mu.Unlock()
-			apply()
+	if s.RateWindow > 0 && h > s.LowHeadroom && !t.pending {
+		t.pending = true
+		t.afterFunc(s.RateWindow, func() {
+			t.mu.Lock()
+			t.pending = false
+			t.mu.Unlock()
+			t.apply()
 		})
 	}
-	mu.Unlock()
-	debug.SetGCPercent(Percent(s, live, h))
+	t.mu.Unlock()
+	t.setPercent(Percent(s, live, h))
 }
 
 // Headroom is the floor of headroom rule s gives a program that allocated

@@ -377,7 +377,17 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
 	}
 	m := &merger{w: w, p: p, target: target, tableCols: tableCols, files: map[string]mergedFile{}}
-	if m.source, err = readSource(ctx, w.input); err != nil {
+	// The source is kept in the Arrow form of its own Iceberg schema, as
+	// the conformer writes data: views in the offset layout, dictionaries
+	// decoded, small and unsigned integers widened. The gathers and filters
+	// a merge runs on it are arrow-go's compute kernels, which cannot take
+	// views (a list of views in several data buffers made them panic on a
+	// goroutine of their own, which ended the process).
+	conf, err := schema.NewConformer(srcSchema, w.input.Schema(), schema.Options{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	if m.source, err = readSource(ctx, w.input, conf); err != nil {
 		return nil, err
 	}
 	if m.source.NumRows() > maxMergeSourceRowsIdx {

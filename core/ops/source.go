@@ -11,6 +11,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
+	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 )
 
 // sourceRows is a merge source held in the batches it arrived in, not
@@ -22,9 +23,13 @@ type sourceRows struct {
 	starts  []int64 // batch i holds rows starts[i] .. starts[i+1]-1
 }
 
-// readSource reads a stream once, keeping its non-empty batches.
-func readSource(ctx context.Context, in array.RecordReader) (*sourceRows, error) {
+// readSource reads a stream once, keeping its non-empty batches, as conf
+// converts them when it is not nil.
+func readSource(ctx context.Context, in array.RecordReader, conf *schema.Conformer) (*sourceRows, error) {
 	s := &sourceRows{schema: in.Schema(), starts: []int64{0}}
+	if conf != nil {
+		s.schema = conf.Schema()
+	}
 	for in.Next() {
 		if err := ctx.Err(); err != nil {
 			s.Release()
@@ -34,7 +39,16 @@ func readSource(ctx context.Context, in array.RecordReader) (*sourceRows, error)
 		if rec.NumRows() == 0 {
 			continue
 		}
-		rec.Retain()
+		if conf != nil {
+			c, err := conf.Conform(rec)
+			if err != nil {
+				s.Release()
+				return nil, err
+			}
+			rec = c
+		} else {
+			rec.Retain()
+		}
 		s.batches = append(s.batches, rec)
 		s.starts = append(s.starts, s.starts[len(s.starts)-1]+rec.NumRows())
 	}

@@ -27,7 +27,7 @@ func TestSourceTakeAcrossBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := readSource(ctx, rdr)
+	src, err := readSource(ctx, rdr, nil)
 	rdr.Release()
 	if err != nil {
 		t.Fatal(err)

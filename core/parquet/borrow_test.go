@@ -99,7 +99,7 @@ func TestBorrowedBatchesAreHeldUntilWrittenThenReleased(t *testing.T) {
 				}
 				rec.Release()
 			}
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := time.Now().Add(hangBound)
 			for w.queued.Load() > 0 || (!c.lend && mem.CurrentAlloc() > 0) {
 				if time.Now().After(deadline) {
 					t.Fatalf("still %d bytes queued, %d allocated", w.queued.Load(), mem.CurrentAlloc())

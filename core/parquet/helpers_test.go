@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -306,6 +307,11 @@ func columnJSON(t testing.TB, chunks []arrow.Array) string {
 	}
 	return string(js)
 }
+
+// hangBound bounds the waits of tests for the writer's goroutines: long
+// enough for any load the machine may be under, so that it only ever ends
+// a hang (a wait that ends early is no failure in itself).
+const hangBound = 2 * time.Minute
 
 // writeAll writes recs with one Writer and closes it.
 func writeAll(t testing.TB, fs *memFS, sc *arrow.Schema, opts Options, recs []arrow.RecordBatch) []File {

@@ -11,12 +11,14 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	pgo "github.com/parquet-go/parquet-go"
@@ -826,18 +828,52 @@ func (e *nativeEncoder) add(i int, c *nativeColumn, arr arrow.Array, off, end in
 		return addFixedWidth(c, a.Float64Values()[off:end], arr, off, nulls, sc)
 	case *array.Decimal128:
 		nums := a.Values()[off:end]
-		switch p := a.DataType().(*arrow.Decimal128Type).Precision; {
+		// A value beyond the column's precision (which Arrow does not
+		// stop a producer from sending) would lose its high digits in
+		// the INT32, INT64 or fixed-width value written: a row that
+		// reads back as another number. Checked while the values are
+		// converted; the slow look at which row is at fault only after.
+		p := a.DataType().(*arrow.Decimal128Type).Precision
+		bad := false
+		switch {
 		case p <= 9:
 			sc.i32 = sc.i32[:0]
+			var out uint64
 			for _, n := range nums {
-				sc.i32 = append(sc.i32, int32(n.LowBits()))
+				v := int64(n.LowBits())
+				out |= beyond(n, v, pow10[p])
+				sc.i32 = append(sc.i32, int32(v))
 			}
-			return addFixedWidth(c, sc.i32, arr, off, nulls, sc)
+			bad = out != 0
 		case p <= 18:
 			sc.i64 = sc.i64[:0]
+			var out uint64
 			for _, n := range nums {
-				sc.i64 = append(sc.i64, int64(n.LowBits()))
+				v := int64(n.LowBits())
+				out |= beyond(n, v, pow10[p])
+				sc.i64 = append(sc.i64, v)
 			}
+			bad = out != 0
+		default:
+			for _, n := range nums {
+				if !n.FitsInPrecision(p) {
+					bad = true
+					break
+				}
+			}
+		}
+		if bad {
+			for j, n := range nums {
+				if (nulls == 0 || valid(off+j)) && !n.FitsInPrecision(p) {
+					return fmt.Errorf("column '%s': value %s does not fit its type decimal(%d, %d): %w", strings.Join(c.path, "."),
+						n.ToString(a.DataType().(*arrow.Decimal128Type).Scale), p, a.DataType().(*arrow.Decimal128Type).Scale, errs.ErrValidation)
+				}
+			}
+		}
+		switch {
+		case p <= 9:
+			return addFixedWidth(c, sc.i32, arr, off, nulls, sc)
+		case p <= 18:
 			return addFixedWidth(c, sc.i64, arr, off, nulls, sc)
 		}
 		e.decBounds[i].add(nums, arr, off)
@@ -1793,3 +1829,22 @@ func nullsIn(arr arrow.Array, off, end int) int {
 	}
 	return end - off - bitutil.CountSetBits(bm, arr.Data().Offset()+off, end-off)
 }
+
+// beyond is non-zero when n (whose low 64 bits are v) is not in (-lim, lim):
+// its high bits are not v's sign, or |v| >= lim. Without branches, so that
+// the check costs the conversion loops little.
+func beyond(n decimal128.Num, v, lim int64) uint64 {
+	sign := v >> 63
+	a := v ^ sign       // |v| for v >= 0, |v|-1 below
+	t := lim - 1 + sign // the largest a allowed
+	return uint64(n.HighBits()^sign) | uint64(t-a)>>63
+}
+
+// pow10 holds 10^p for the precisions of decimals stored as INT32 or INT64.
+var pow10 = func() (t [19]int64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()

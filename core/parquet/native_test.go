@@ -777,7 +777,7 @@ func writeHeldBack(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, opt
 		}
 		wrote <- nil
 	}()
-	for deadline := time.Now().Add(30 * time.Second); accepted.Load() < enough; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(hangBound); accepted.Load() < enough; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			close(fs.gate)
 			t.Fatalf("%d batches taken while the writes were held, want %d: the encoder waited for the file", accepted.Load(), enough)
@@ -785,7 +785,7 @@ func writeHeldBack(t *testing.T, sc *arrow.Schema, recs []arrow.RecordBatch, opt
 	}
 	select {
 	case <-fs.gated:
-	case <-time.After(30 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("no write was held")
 	}
 	close(fs.gate)

@@ -227,7 +227,7 @@ func TestAbortReleasesTheOpenFile(t *testing.T) {
 		}
 	}
 	// The encoder runs on its own goroutine: wait for it to reach the pages.
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(hangBound); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if w.Buffered() > 0 && pool.openFiles.Load() > 0 {
 			break
 		}
@@ -318,7 +318,8 @@ func TestSpillPoolCountsHeldChunks(t *testing.T) {
 }
 
 // Buffers given one store share its temporary file: pages written to them
-// from several goroutines at once, small and large, interleave in it, yet
+// from several goroutines at once, small and large, then to each in turn,
+// interleave in it, yet
 // each buffer reads back its own bytes in order; the file is opened once
 // and closed with the last buffer released.
 func TestSpillBuffersShareOneFile(t *testing.T) {
@@ -356,6 +357,22 @@ func TestSpillBuffersShareOneFile(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// How the goroutines' pages interleave depends on their scheduling (on
+	// a loaded machine one may well write all its pages in a row): pages in
+	// turn, twice, make every buffer's bytes lie in two runs at least.
+	r := rand.New(rand.NewPCG(99, 9))
+	for range 2 {
+		for i, b := range bufs {
+			p := make([]byte, 1+r.IntN(20<<10))
+			for j := range p {
+				p[j] = byte(r.Uint32())
+			}
+			if _, err := b.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			wants[i] = append(wants[i], p...)
+		}
+	}
 	if got := pool.openFiles.Load() - files; got != 1 {
 		t.Fatalf("%d temporary files open for %d buffers", got, len(bufs))
 	}

@@ -422,7 +422,7 @@ func (w *Writer) writeBatch(rec arrow.RecordBatch, borrowed bool) error {
 		err := w.cur.write(sl, w.floats, borrowed)
 		sl.Release()
 		if err != nil {
-			return fmt.Errorf("parquet writer: writing %s: %w", w.cur.path, err)
+			return writeErr(w.cur.path, err)
 		}
 		off += size
 		est, rg := w.estimate()
@@ -457,7 +457,7 @@ func (w *Writer) flushRowGroup() error {
 		return nil
 	}
 	if err := c.fw.newRowGroup(); err != nil {
-		return fmt.Errorf("parquet writer: writing %s: %w", c.path, err)
+		return writeErr(c.path, err)
 	}
 	c.flushedRows += c.rgRows
 	c.rgRows = 0
@@ -735,4 +735,14 @@ func withIO(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", errs.ErrIO, err)
+}
+
+// writeErr is an error from encoding rows into the file at path. One that
+// arrow-go's encoder calls invalid (a decimal beyond its precision) is
+// about the data: a validation error.
+func writeErr(path string, err error) error {
+	if errors.Is(err, arrow.ErrInvalid) && errs.StatusOf(err) == errs.StatusUnknown {
+		return fmt.Errorf("parquet writer: writing %s: %w: %w", path, errs.ErrValidation, err)
+	}
+	return fmt.Errorf("parquet writer: writing %s: %w", path, err)
 }

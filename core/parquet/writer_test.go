@@ -1087,7 +1087,7 @@ func (f *rendezvousFile) Close() error {
 	}
 	select {
 	case <-f.fs.all:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		f.fs.timeout.Store(true)
 	}
 	return f.FileWriter.Close()

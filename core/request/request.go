@@ -3,9 +3,8 @@
 package request
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -203,11 +202,9 @@ func DecodeScan(doc []byte) (*Request, error) {
 }
 
 func decode(doc []byte, defaultOp string) (*Request, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
 	var r Request
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: request document: %v", errs.ErrInvalidArgument, err)
+	if err := Strict(doc, &r); err != nil {
+		return nil, fmt.Errorf("request document: %w", err)
 	}
 	if r.Op == "" {
 		r.Op = defaultOp
@@ -225,8 +222,8 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		}
 		for _, n := range m[2:] {
 			if n != "" {
-				if v, err := strconv.Atoi(n); err != nil || v <= 0 {
-					return nil, fmt.Errorf("%w: partition_by[%d]: %s needs a positive width", errs.ErrInvalidArgument, i, pf.Transform)
+				if v, err := strconv.Atoi(n); err != nil || v <= 0 || v > math.MaxInt32 {
+					return nil, fmt.Errorf("%w: partition_by[%d]: %s needs a width from 1 to %d", errs.ErrInvalidArgument, i, pf.Transform, math.MaxInt32)
 				}
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -222,12 +223,7 @@ func (p *planner) typ(path string, in arrow.DataType, t iceberg.Type, out arrow.
 			return nil, err
 		}
 		return func(a arrow.Array) (arrow.Array, error) {
-			dec, err := p.decode(path, a.(*array.Dictionary))
-			if err != nil {
-				return nil, err
-			}
-			defer dec.Release()
-			return inner(dec)
+			return p.decode(path, a.(*array.Dictionary), inner)
 		}, nil
 	case arrow.ExtensionType:
 		if arrow.TypeEqual(in, out) {
@@ -282,7 +278,11 @@ func (p *planner) typ(path string, in arrow.DataType, t iceberg.Type, out arrow.
 		if !primitiveFits(it, tt, in) {
 			return nil, mismatch(path, in, t)
 		}
-		return p.leaf(path, in, out)
+		c, err := p.leaf(path, in, out)
+		if dt, ok := out.(*arrow.Decimal128Type); ok && err == nil && dt.Precision > 18 {
+			c = checkPrecision(path, dt, c)
+		}
+		return c, err
 	}
 	return nil, mismatch(path, in, t)
 }
@@ -310,6 +310,27 @@ func primitiveFits(from, to iceberg.Type, in arrow.DataType) bool {
 	return false
 }
 
+// checkPrecision makes c refuse a value beyond the precision of dt, a
+// decimal stored as FIXED_LEN_BYTE_ARRAY: arrow-go's nested encoder writes
+// such a value as it is (its INT32 and INT64 decimals it checks itself, as
+// does core/parquet's flat encoder all of them, while converting).
+func checkPrecision(path string, dt *arrow.Decimal128Type, c conv) conv {
+	return func(a arrow.Array) (arrow.Array, error) {
+		out, err := c(a)
+		if err != nil {
+			return nil, err
+		}
+		d := out.(*array.Decimal128)
+		for i := range d.Len() {
+			if d.IsValid(i) && !d.Value(i).FitsInPrecision(dt.Precision) {
+				out.Release()
+				return nil, fmt.Errorf("column '%s': value %s does not fit its type %s: %w", path, d.ValueStr(i), dt, errs.ErrValidation)
+			}
+		}
+		return out, nil
+	}
+}
+
 func retain(a arrow.Array) (arrow.Array, error) {
 	a.Retain()
 	return a, nil
@@ -321,6 +342,10 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 	children, err := p.match(path, in.Fields(), t.FieldList, out.Fields(), p.opts.CheckOrdering)
 	if err != nil {
 		return nil, err
+	}
+	holdsLists := make([]bool, len(children))
+	for i, ch := range children {
+		holdsLists[i] = ch.in >= 0 && hasLists(in.Field(ch.in).Type)
 	}
 	return func(a arrow.Array) (arrow.Array, error) {
 		d := a.Data()
@@ -337,7 +362,14 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 			if ch.in < 0 {
 				r = array.MakeArrayOfNull(p.mem, ch.out, d.Offset()+d.Len())
 			} else {
-				raw := array.MakeFromData(d.Children()[ch.in])
+				cd := d.Children()[ch.in]
+				if holdsLists[i] && d.NullN() != 0 { // -1: not counted yet
+					// A list below a null struct slot is null there too:
+					// its elements are then left out (dropNullElements).
+					cd = p.pushNulls(d, cd)
+					defer cd.Release()
+				}
+				raw := array.MakeFromData(cd)
 				var err error
 				r, err = ch.conv(raw)
 				raw.Release()
@@ -351,6 +383,46 @@ func (p *planner) structConv(path string, in *arrow.StructType, t *iceberg.Struc
 		}
 		return build(out, d, d.Buffers()[:1], kids), nil
 	}, nil
+}
+
+// hasLists reports whether lists or maps sit in (or below) type t.
+func hasLists(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case arrow.ListLikeType:
+		return true
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			if hasLists(f.Type) {
+				return true
+			}
+		}
+	case *arrow.DictionaryType:
+		return hasLists(t.ValueType)
+	}
+	return false
+}
+
+// pushNulls returns child (a field of struct d) with d's null slots null
+// as well.
+func (p *planner) pushNulls(d, child arrow.ArrayData) arrow.ArrayData {
+	coff, n := child.Offset(), child.Len()
+	buf := memory.NewResizableBuffer(p.mem)
+	buf.Resize(int(bitutil.BytesForBits(int64(coff + n))))
+	bits := buf.Bytes()
+	clear(bits)
+	parent, own := validity(d), validity(child)
+	for j := range min(n, d.Offset()+d.Len()) {
+		if parent(j) && own(coff+j) {
+			bitutil.SetBit(bits, coff+j)
+		}
+	}
+	bufs := append([]*memory.Buffer{buf}, child.Buffers()[1:]...)
+	out := array.NewData(child.DataType(), n, bufs, child.Children(), array.UnknownNullCount, coff)
+	buf.Release()
+	if dict := child.Dictionary(); dict != nil && dict != (*array.Data)(nil) {
+		out.SetDictionary(dict)
+	}
+	return out
 }
 
 // build makes an array of type dt shaped like d (length, offset, nulls) from
@@ -396,10 +468,17 @@ func (p *planner) mapConv(path string, in *arrow.MapType, t *iceberg.MapType, ou
 			r.Data().Retain()
 			r.Release()
 		}
-		entries := build(entriesType, ed, ed.Buffers()[:1], kids)
+		var entries arrow.Array = build(entriesType, ed, ed.Buffers()[:1], kids)
 		defer entries.Release()
 		offs := p.offsetsOf(d)
 		defer offs.Release()
+		if o2, e2, err := p.dropNullElements(path, d, values[int32](offs), entries); err != nil {
+			return nil, err
+		} else if o2 != nil {
+			defer o2.Release()
+			defer e2.Release()
+			offs, entries = o2, e2
+		}
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{entries.Data()}), nil
 	}, nil
 }

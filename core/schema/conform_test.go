@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/compute/exec"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -827,5 +828,133 @@ func TestMalformedViewsAreRejected(t *testing.T) {
 		}
 		arr.Release()
 		d.Release()
+	}
+}
+
+// A null list or map slot may span elements in Arrow; the Parquet writer
+// refuses such lists, so the conformer leaves those elements out.
+func TestConformEmptiesNullListSlots(t *testing.T) {
+	mem := checkedMem(t)
+	for _, c := range []struct {
+		in   arrow.DataType
+		js   string
+		into iceberg.Type
+	}{
+		{arrow.ListOf(arrow.BinaryTypes.StringView), `[["a"], ["a string longer than twelve bytes", "b"], ["c"]]`,
+			&iceberg.ListType{ElementID: 2, Element: iceberg.PrimitiveTypes.String}},
+		{arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), `[[{"key": "a", "value": 1}], [{"key": "b", "value": 2}], []]`,
+			&iceberg.MapType{KeyID: 2, KeyType: iceberg.PrimitiveTypes.String, ValueID: 3, ValueType: iceberg.PrimitiveTypes.Int64}},
+	} {
+		a := fromJSON(t, mem, c.in, c.js)
+		d := a.Data()
+		// Slot 1 becomes null but keeps its elements.
+		nd := array.NewData(d.DataType(), d.Len(), []*memory.Buffer{memory.NewBufferBytes([]byte{0b101}), d.Buffers()[1]}, d.Children(), 1, 0)
+		na := array.MakeFromData(nd)
+		nd.Release()
+		a.Release()
+		want := jsonOf(t, na)
+		tbl := iceberg.NewSchema(0, opt(1, "c", c.into))
+		out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", na.DataType())}, na)
+		na.Release()
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		col := out.Column(0).(array.ListLike)
+		if beg, end := col.ValueOffsets(1); col.IsValid(1) || beg != end {
+			t.Errorf("%s: slot 1 valid %v, elements %d..%d", c.in, col.IsValid(1), beg, end)
+		}
+		if got := jsonOf(t, out.Column(0)); got != want {
+			t.Errorf("%s: got %s, want %s", c.in, got, want)
+		}
+		out.Release()
+	}
+}
+
+// A decimal stored as FIXED_LEN_BYTE_ARRAY that is beyond its precision is
+// refused while conforming (arrow-go's nested encoder would write it).
+func TestConformRefusesWideDecimalsBeyondPrecision(t *testing.T) {
+	mem := checkedMem(t)
+	dt := &arrow.Decimal128Type{Precision: 30, Scale: 2}
+	tbl := iceberg.NewSchema(0, opt(1, "c", iceberg.DecimalTypeOf(30, 2)))
+	ok := fromJSON(t, mem, dt, `["99999999999999999999999999.99", null]`)
+	defer ok.Release()
+	out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Release()
+	b := array.NewDecimal128Builder(mem, dt)
+	b.Append(decimal128.GetScaleMultiplier(31))
+	bad := b.NewArray()
+	b.Release()
+	defer bad.Release()
+	if _, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, bad); !errors.Is(err, errs.ErrValidation) || !strings.Contains(err.Error(), "does not fit") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// A list below a null struct slot is null there as well, its elements left
+// out: the Parquet writer refused the list's elements under a null parent
+// (found by FuzzWriteStream).
+func TestConformNullStructSlotsHoldNoListElements(t *testing.T) {
+	mem := checkedMem(t)
+	lt := arrow.ListOf(arrow.PrimitiveTypes.Int32)
+	st := arrow.StructOf(field("l", lt))
+	a := fromJSON(t, mem, st, `[{"l": [1]}, {"l": [2, 3]}, {"l": [4]}]`)
+	d := a.Data()
+	nd := array.NewData(st, 3, []*memory.Buffer{memory.NewBufferBytes([]byte{0b101})}, d.Children(), 1, 0)
+	na := array.MakeFromData(nd)
+	nd.Release()
+	a.Release()
+	defer na.Release()
+	tbl := iceberg.NewSchema(0, opt(1, "s", &iceberg.StructType{FieldList: []iceberg.NestedField{
+		opt(2, "l", &iceberg.ListType{ElementID: 3, Element: iceberg.PrimitiveTypes.Int32})}}))
+	out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("s", st)}, na)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	l := out.Column(0).(*array.Struct).Field(0).(*array.List)
+	if beg, end := l.ValueOffsets(1); l.IsValid(1) || beg != end {
+		t.Fatalf("slot 1 of the list: valid %v, elements %d..%d", l.IsValid(1), beg, end)
+	}
+	if got := jsonOf(t, out.Column(0)); got != `[{"l":[1]},null,{"l":[4]}]` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+// TestConformRefusesWideDecimalBeyondPrecision: a decimal stored as
+// FIXED_LEN_BYTE_ARRAY (precision over 18) whose value has more digits than
+// the column allows is a validation error naming the column; arrow-go's
+// nested encoder would write it as it is. A null slot's value is not read.
+func TestConformRefusesWideDecimalBeyondPrecision(t *testing.T) {
+	mem := checkedMem(t)
+	dt := &arrow.Decimal128Type{Precision: 30, Scale: 2}
+	tbl := iceberg.NewSchema(0, opt(1, "c", iceberg.DecimalTypeOf(30, 2)))
+	fits := decimal128.GetScaleMultiplier(30).Sub(decimal128.FromI64(1)) // 30 nines
+	tooBig := decimal128.GetScaleMultiplier(30)
+	build := func(vals []decimal128.Num, valid []bool) arrow.Array {
+		b := array.NewDecimal128Builder(mem, dt)
+		defer b.Release()
+		b.AppendValues(vals, valid)
+		a := b.NewArray()
+		// The builder zeroes null slots; put the values back.
+		copy(arrow.Decimal128Traits.CastFromBytes(a.Data().Buffers()[1].Bytes()), vals)
+		return a
+	}
+	ok := build([]decimal128.Num{fits, fits.Negate(), tooBig}, []bool{true, true, false})
+	defer ok.Release()
+	out, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, ok)
+	if err != nil {
+		t.Fatalf("in range, out of range in a null slot: %v", err)
+	}
+	out.Release()
+	for _, v := range []decimal128.Num{tooBig, tooBig.Negate()} {
+		bad := build([]decimal128.Num{fits, v}, nil)
+		_, err := conform(t, mem, tbl, strictOpts, []arrow.Field{field("c", dt)}, bad)
+		bad.Release()
+		if !errors.Is(err, errs.ErrValidation) || !strings.Contains(err.Error(), "'c'") {
+			t.Fatalf("value %s beyond precision 30: %v", v.ToString(2), err)
+		}
 	}
 }

@@ -28,8 +28,10 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 		return nil, err
 	}
 	// offsets returns the 32-bit offsets buffer of the result and the child
-	// array they index.
+	// array they index: the input's, or (converted) the elements already
+	// converted by ec.
 	var offsets func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error)
+	converted := false
 	switch in.(type) {
 	case *arrow.ListType:
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
@@ -64,12 +66,14 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			return buf, array.MakeFromData(d.Children()[0]), nil
 		}
 	case *arrow.ListViewType:
+		converted = true
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
-			return p.flattenView(path, d, widen(values[int32](d.Buffers()[1])), widen(values[int32](d.Buffers()[2])))
+			return p.flattenView(path, d, widen(values[int32](d.Buffers()[1])), widen(values[int32](d.Buffers()[2])), ec)
 		}
 	case *arrow.LargeListViewType:
+		converted = true
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
-			return p.flattenView(path, d, values[int64](d.Buffers()[1]), values[int64](d.Buffers()[2]))
+			return p.flattenView(path, d, values[int64](d.Buffers()[1]), values[int64](d.Buffers()[2]), ec)
 		}
 	default:
 		return nil, mismatch(path, in, t)
@@ -81,19 +85,46 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			return nil, err
 		}
 		defer offs.Release()
-		elems, err := ec(raw)
-		raw.Release()
-		if err != nil {
-			return nil, err
+		elems := raw
+		if !converted {
+			elems, err = ec(raw)
+			raw.Release()
+			if err != nil {
+				return nil, err
+			}
 		}
 		defer elems.Release()
+		if o2, e2, err := p.dropNullElements(path, d, values[int32](offs), elems); err != nil {
+			return nil, err
+		} else if o2 != nil {
+			defer o2.Release()
+			defer e2.Release()
+			offs, elems = o2, e2
+		}
 		return build(out, d, []*memory.Buffer{d.Buffers()[0], offs}, []arrow.ArrayData{elems.Data()}), nil
 	}, nil
 }
 
 // flattenView gathers the elements of a list view in row order so that plain
-// offsets can index them.
-func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64) (*memory.Buffer, arrow.Array, error) {
+// offsets can index them, converted by ec first: the gather is arrow-go's
+// take kernel, whose spans hold three buffers and so cannot take a view
+// array with two data buffers or more (it panicked on a goroutine of its
+// own); converted elements have none.
+func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []int64, ec conv) (*memory.Buffer, arrow.Array, error) {
+	raw := array.MakeFromData(d.Children()[0])
+	child, err := ec(raw)
+	raw.Release()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer child.Release()
+	return p.gather(path, d, starts, sizes, child)
+}
+
+// gather makes 32-bit offsets for d's slots and the elements they index:
+// those of each valid slot i (sizes[i] of elems from starts[i]), in row
+// order; a null slot gets none.
+func (p *planner) gather(path string, d arrow.ArrayData, starts, sizes []int64, elems arrow.Array) (*memory.Buffer, arrow.Array, error) {
 	off, n := d.Offset(), d.Len()
 	valid := validity(d)
 	buf, dst := p.alloc32(off + n + 1)
@@ -126,19 +157,48 @@ func (p *planner) flattenView(path string, d arrow.ArrayData, starts, sizes []in
 	defer indices.Release()
 	ia := array.MakeFromData(indices)
 	defer ia.Release()
-	child := array.MakeFromData(d.Children()[0])
-	defer child.Release()
-	taken, err := compute.TakeArray(p.ctx, child, ia)
+	taken, err := compute.TakeArray(p.ctx, elems, ia)
 	if err != nil {
 		buf.Release()
-		return nil, nil, fmt.Errorf("column '%s': flattening a list view: %v: %w", path, err, errs.ErrValidation)
+		return nil, nil, fmt.Errorf("column '%s': gathering list elements: %v: %w", path, err, errs.ErrValidation)
 	}
 	return buf, taken, nil
 }
 
-// decode replaces dictionary indices by their values.
-func (p *planner) decode(path string, a *array.Dictionary) (arrow.Array, error) {
-	out, err := compute.TakeArray(p.ctx, a.Dictionary(), a.Indices())
+// dropNullElements returns offsets and elements for list-like d (offsets
+// o, elements elems) with the elements of null slots left out, or nil when
+// no null slot has any. Arrow lets a null list slot span elements (a
+// fixed-size list's always does); the Parquet writer refuses them.
+func (p *planner) dropNullElements(path string, d arrow.ArrayData, o []int32, elems arrow.Array) (*memory.Buffer, arrow.Array, error) {
+	if d.NullN() == 0 {
+		return nil, nil, nil
+	}
+	off, n := d.Offset(), d.Len()
+	valid := validity(d)
+	spans := false
+	for i := off; i < off+n && !spans; i++ {
+		spans = !valid(i) && o[i+1] != o[i]
+	}
+	if !spans {
+		return nil, nil, nil
+	}
+	starts, sizes := make([]int64, off+n), make([]int64, off+n)
+	for i := off; i < off+n; i++ {
+		starts[i], sizes[i] = int64(o[i]), int64(o[i+1]-o[i])
+	}
+	return p.gather(path, d, starts, sizes, elems)
+}
+
+// decode replaces dictionary indices by their values, converted by inner
+// first (the take kernel cannot take views in several data buffers; see
+// flattenView).
+func (p *planner) decode(path string, a *array.Dictionary, inner conv) (arrow.Array, error) {
+	dict, err := inner(a.Dictionary())
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Release()
+	out, err := compute.TakeArray(p.ctx, dict, a.Indices())
 	if err != nil {
 		return nil, fmt.Errorf("column '%s': decoding dictionary: %v: %w", path, err, errs.ErrValidation)
 	}

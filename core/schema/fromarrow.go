@@ -52,6 +52,9 @@ func icebergTypeOf(path string, dt arrow.DataType, keepNullability bool) (iceber
 	case *arrow.DictionaryType:
 		return icebergTypeOf(path, dt.ValueType, keepNullability)
 	case *arrow.StructType:
+		if dt.NumFields() == 0 {
+			return nil, fmt.Errorf("column '%s': a struct with no fields has no Parquet form: %w", path, errs.ErrValidation)
+		}
 		if err := checkUniqueNames(path, dt.Fields()); err != nil {
 			return nil, err
 		}
@@ -102,8 +105,8 @@ func primitiveOf(path string, dt arrow.DataType) (iceberg.Type, error) {
 		return iceberg.PrimitiveTypes.Float64, nil
 	case arrow.DecimalType:
 		p, s := dt.GetPrecision(), dt.GetScale()
-		if p > maxDecimalPrecision || s < 0 || s > p {
-			return nil, fmt.Errorf("column '%s': %s does not fit an Iceberg decimal (precision at most %d, 0 <= scale <= precision): %w",
+		if p < 1 || p > maxDecimalPrecision || s < 0 || s > p {
+			return nil, fmt.Errorf("column '%s': %s does not fit an Iceberg decimal (precision 1 to %d, 0 <= scale <= precision): %w",
 				path, dt, maxDecimalPrecision, errs.ErrValidation)
 		}
 		return iceberg.DecimalTypeOf(int(p), int(s)), nil

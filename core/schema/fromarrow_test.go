@@ -175,6 +175,8 @@ func TestFromArrowRejectsTypesWithoutIcebergForm(t *testing.T) {
 	cases := map[string]arrow.DataType{
 		"nul":   arrow.Null,
 		"dec":   &arrow.Decimal256Type{Precision: 40, Scale: 2},
+		"dec0":  &arrow.Decimal128Type{Precision: 0, Scale: 0}, // found by FuzzImportStream: iceberg-go panicked
+		"empty": arrow.StructOf(),                              // found by TestStreamsThroughExecute: Parquet has no form for it
 		"dur":   arrow.FixedWidthTypes.Duration_s,
 		"inner": arrow.StructOf(arrow.Field{Name: "z", Type: arrow.Null, Nullable: true}),
 	}

@@ -9,10 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -245,7 +242,10 @@ func TestBadLayoutOptionsCommitNothing(t *testing.T) {
 
 // streamPeak writes nbatches lazily produced batches into 100 bucket
 // partitions with a buffer limit and returns the peak Go heap in use above
-// the start (sampled with a low GC percent, so the heap tracks live data).
+// the start (with a low GC percent, so the heap tracks live data). The heap
+// is sampled as each batch is produced, the same points of the write
+// whatever the machine's load (a sampler on a timer, starved on a loaded
+// machine, could miss one run's peak and not the other's).
 func streamPeak(t *testing.T, name string, limit int64, batchRows int64, nbatches int) uint64 {
 	e := newEnv(t)
 	s := e.session(t)
@@ -253,30 +253,17 @@ func streamPeak(t *testing.T, name string, limit int64, batchRows int64, nbatche
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	var peak uint64
+	sample := func(int) error {
 		var m runtime.MemStats
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-			runtime.ReadMemStats(&m)
-			if m.HeapInuse > peak.Load() {
-				peak.Store(m.HeapInuse)
-			}
-		}
-	}()
+		runtime.ReadMemStats(&m)
+		peak = max(peak, m.HeapInuse)
+		return nil
+	}
 	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: "db." + name,
 		PartitionBy: []request.PartitionField{{Transform: "bucket[100]", Column: "id"}},
-		Options:     map[string]string{"max-buffered-bytes": fmt.Sprint(limit)}}, newGenReader(0, batchRows, nbatches, nil))
-	close(stop)
-	wg.Wait()
+		Options:     map[string]string{"max-buffered-bytes": fmt.Sprint(limit)}}, newGenReader(0, batchRows, nbatches, sample))
+	_ = sample(nbatches)
 	files := headDataFiles(t, loadTable(t, s, "db."+name))
 	if len(files) != 100 {
 		t.Errorf("%s: %d files, want one per bucket (100)", name, len(files))
@@ -288,7 +275,7 @@ func streamPeak(t *testing.T, name string, limit int64, batchRows int64, nbatche
 	if rows != batchRows*int64(nbatches) {
 		t.Errorf("%s: %d rows, want %d", name, rows, batchRows*int64(nbatches))
 	}
-	return peak.Load() - min(peak.Load(), base.HeapInuse)
+	return peak - min(peak, base.HeapInuse)
 }
 
 // TestStreamingIntoManyPartitionsHasBoundedMemory streams 15x more Arrow

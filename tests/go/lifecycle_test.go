@@ -26,10 +26,11 @@ func TestCreateIsAtomic(t *testing.T) {
 	writer := e.session(t)
 	poller := e.session(t) // its own catalog connection, as another process would have
 	const batches, size = 40, 5000
-	in := newGenReader(0, size, batches, func(int) error {
-		time.Sleep(15 * time.Millisecond) // a slow producer keeps the write open
-		return nil
-	})
+	// The producer holds the write open until a poll has seen no table, so
+	// both states are observed whatever the machine's load.
+	seen := make(chan struct{})
+	var once sync.Once
+	in := newGenReader(0, size, batches, holdUntil(batches/2, seen))
 	done := make(chan error, 1)
 	go func() {
 		_, err := write(ctxT(t), writer, request.Request{Op: request.OpCreate, Table: "local.db.ctas", PartitionBy: []request.PartitionField{{Transform: "identity", Column: "cat"}}}, in)
@@ -41,6 +42,7 @@ func TestCreateIsAtomic(t *testing.T) {
 		switch {
 		case errors.Is(err, errs.ErrNoSuchTable):
 			missing++
+			once.Do(func() { close(seen) })
 		case err != nil:
 			t.Errorf("polling: %v", err)
 		case tbl.CurrentSnapshot() == nil:
@@ -272,10 +274,9 @@ func TestReplaceIsAtomic(t *testing.T) {
 	poller := e.session(t)
 	mustWrite(t, writer, request.Request{Op: request.OpCreate, Table: "local.db.t"}, rowsReader(t, 0, 1000, 1))
 	const batches, size = 40, 5000
-	in := newGenReader(0, size, batches, func(int) error {
-		time.Sleep(15 * time.Millisecond)
-		return nil
-	})
+	seen := make(chan struct{}) // a poll saw the old table: the replace may go on
+	var once sync.Once
+	in := newGenReader(0, size, batches, holdUntil(batches/2, seen))
 	done := make(chan error, 1)
 	go func() {
 		_, err := write(ctxT(t), writer, request.Request{Op: request.OpReplace, Table: "local.db.t", Properties: map[string]string{"replaced": "yes"}}, in)
@@ -296,6 +297,7 @@ func TestReplaceIsAtomic(t *testing.T) {
 		switch {
 		case total == "1000" && !isNew:
 			old++
+			once.Do(func() { close(seen) })
 		case total == fmt.Sprint(batches*size) && isNew:
 			replaced++
 		default:
@@ -350,6 +352,22 @@ func TestConcurrentCreatesOneWins(t *testing.T) {
 	tbl := loadTable(t, s, "local.db.t")
 	if files := e.dataFiles(t, "t"); fmt.Sprint(len(files)) != tbl.CurrentSnapshot().Summary.Properties["total-data-files"] {
 		t.Errorf("%d files on disk, total-data-files=%s: a losing create left files behind", len(files), tbl.CurrentSnapshot().Summary.Properties["total-data-files"])
+	}
+}
+
+// holdUntil is a generator hook that, before batch at, waits until seen is
+// closed (five minutes at most: only a hang is bounded).
+func holdUntil(at int, seen <-chan struct{}) func(int) error {
+	return func(i int) error {
+		if i != at {
+			return nil
+		}
+		select {
+		case <-seen:
+			return nil
+		case <-time.After(5 * time.Minute):
+			return errors.New("the poller never saw the state before the commit")
+		}
 	}
 }
 

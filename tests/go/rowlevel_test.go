@@ -3,8 +3,9 @@ package gotests
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -136,7 +137,7 @@ func TestUpdateCopyOnWrite(t *testing.T) {
 
 // TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted: rows removed by
 // delete files stay removed when a later copy-on-write update rewrites
-// their file (iceberg-go alone resurrects them).
+// their file (iceberg-go resurrects them).
 func TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted(t *testing.T) {
 	for _, fv := range []string{"2", "3"} {
 		t.Run("v"+fv, func(t *testing.T) {
@@ -224,25 +225,40 @@ func TestUpdateMergeOnRead(t *testing.T) {
 	}
 }
 
-// concurrently runs slow (which pauses before committing) and, while it
-// waits, fast; it returns slow's error.
+// concurrently runs slow and, once it waits before committing, fast; slow
+// commits after fast has. It returns slow's error. The order comes from
+// the test hooks' signal and release files, not from sleeps, so it holds
+// on a loaded machine.
 func concurrently(t *testing.T, e *env, slow func(s *session.Session) error, fast func(s *session.Session) error) error {
 	t.Helper()
 	needHooks(t)
-	slowSess := e.sessionWithConf(t, map[string]string{"test.hooks": "true", "test.commit-delay-ms": "1500"})
-	var wg sync.WaitGroup
-	var slowErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		slowErr = slow(slowSess)
-	}()
-	time.Sleep(300 * time.Millisecond)
+	dir := t.TempDir()
+	signal, release := filepath.Join(dir, "waiting"), filepath.Join(dir, "release")
+	slowSess := e.sessionWithConf(t, map[string]string{"test.hooks": "true",
+		"test.commit-delay-signal": signal, "test.commit-delay-release": release})
+	done := make(chan error, 1)
+	go func() { done <- slow(slowSess) }()
+	// Only a hang is bounded here: the wait ends as soon as slow waits.
+	for bound := time.Now().Add(5 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(signal); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the slow operation ended before its commit pause: %v", err)
+		default:
+		}
+		if time.Now().After(bound) {
+			t.Fatal("the slow operation never reached its commit pause")
+		}
+	}
 	if err := fast(e.session(t)); err != nil {
 		t.Fatalf("the concurrent operation failed: %v", err)
 	}
-	wg.Wait()
-	return slowErr
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return <-done
 }
 
 func TestConcurrentDeletesOnOneFileConflict(t *testing.T) {

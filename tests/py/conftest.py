@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -153,7 +154,11 @@ def snapshot_ids(catalog: Any, name: str) -> list[int]:
     return [s.snapshot_id for s in tbl.metadata.snapshots]
 
 
-def run_python(code: str, timeout: float = 120, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+#: Bounds waits that only guard against a hang: long enough for any load on the machine.
+HANG_S = 600
+
+
+def run_python(code: str, timeout: float = HANG_S, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run a snippet in a fresh interpreter of this venv, with the repository on sys.path."""
     full_env = dict(os.environ)
     full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
@@ -169,12 +174,20 @@ def run_python(code: str, timeout: float = 120, env: dict[str, str] | None = Non
 
 
 @contextmanager
-def interrupt_after(seconds: float) -> Iterator[None]:
-    """Send SIGINT (Ctrl-C) to this process after ``seconds`` unless the block ended first."""
+def interrupt_when(ready: threading.Event) -> Iterator[None]:
+    """Send SIGINT (Ctrl-C) to this process once ``ready`` is set, unless the block ended first.
+
+    Tests set ``ready`` from inside the operation (a batch pulled, a progress line shown), so
+    the interrupt lands while it runs however slow the machine is. Waiting is bounded by
+    HANG_S only so that a test that never sets it cannot hang."""
     stop = threading.Event()
 
     def send() -> None:
-        if not stop.wait(seconds):
+        deadline = time.monotonic() + HANG_S
+        while not stop.is_set() and not ready.wait(0.01):
+            if time.monotonic() > deadline:
+                break
+        if not stop.is_set():
             os.kill(os.getpid(), signal.SIGINT)
 
     sender = threading.Thread(target=send, daemon=True)

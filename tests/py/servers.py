@@ -264,7 +264,7 @@ class RecordingProxy:
     #: Hold the first ``hold_commits`` table commits until all of them have arrived
     #: (at most ``hold_timeout`` seconds), then forward them at once.
     hold_commits: int = 0
-    hold_timeout: float = 60.0
+    hold_timeout: float = 600.0
     #: Forward /v1/<strip_prefix>/... as /v1/... (a client configured with a REST ``prefix``).
     strip_prefix: str | None = None
     #: (method, path, status) of every forwarded request, in the order answered.

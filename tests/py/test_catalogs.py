@@ -23,7 +23,7 @@ import pytest
 
 import pyiceberg_go as ig
 
-from conftest import assert_same_rows, duckdb_scan, hooks_library, use_library
+from conftest import HANG_S, assert_same_rows, duckdb_scan, hooks_library, use_library
 from servers import (  # noqa: F401
     RecordingProxy,
     RestServer,
@@ -384,16 +384,17 @@ def test_s3_put_failures(kind: str, fault: str, tmp_path: Path, s3_server: S3Ser
         faulty = props | {"s3.endpoint": proxy.uri}
         # CTAS through the faults: no table, no object left
         ig.configure(catalogs={CAT: faulty})
-        started = time.monotonic()
         with pytest.raises(ig.IcebergIOError) as e:
             ig.writeTo(rows(range(40)), name).partitionedBy("p").create()
-        assert time.monotonic() - started < 60, "the client's retries must be bounded"
         assert proxy.failed, "the fault never fired"
+        # The client's retries are bounded: counted, not timed (a loaded machine is slow, not
+        # a retry storm). Each file is tried a bounded number of times.
+        assert len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
         if fault == "every-put-500":
             # The 4 partition writers finish their files at the same time (docs/decisions.md,
             # "Parallelism: columns on every core, files and row groups finished in the background"), so all 4 uploads may be in flight when the
-            # first fails; each file is tried a bounded number of times and none under a new name.
-            assert len(set(proxy.puts)) <= 4 and len(proxy.puts) <= 3 * len(set(proxy.puts)), proxy.puts
+            # first fails; none is retried under a new name.
+            assert len(set(proxy.puts)) <= 4, proxy.puts
         assert proxy.fail_code in str(e.value) or str(proxy.fail_status) in str(e.value), str(e.value)
         assert s3_server.secret_key not in str(e.value) and s3_server.access_key not in str(e.value)
         assert not pyiceberg_catalog(props).table_exists(ident)
@@ -421,6 +422,11 @@ def test_s3_put_failures(kind: str, fault: str, tmp_path: Path, s3_server: S3Ser
     check(pyiceberg_catalog(props), ident, False, rows(range(40)))
 
 
+#: Longer than any load makes a bounded number of refused connections take; shorter than a
+#: retry storm's minutes.
+STORM_S = 180
+
+
 @pytest.mark.parametrize("kind", ["sql-s3", "rest-s3"])
 def test_s3_endpoint_down(kind: str, tmp_path: Path, s3_server: S3Server, rest_for: Any, unique: str) -> None:
     """Nothing listens at s3.endpoint: a typed error within seconds, not a retry storm."""
@@ -428,10 +434,12 @@ def test_s3_endpoint_down(kind: str, tmp_path: Path, s3_server: S3Server, rest_f
     ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
     down = props | {"s3.endpoint": f"http://127.0.0.1:{free_port()}"}
     ig.configure(catalogs={CAT: down})
+    # Retries against a refused connection are bounded; the time only bounds a retry storm
+    # (minutes), not how fast a loaded machine gets the refusals.
     started = time.monotonic()
     with pytest.raises(ig.IcebergIOError) as e:
         ig.writeTo(rows(range(20)), name).partitionedBy("p").create()
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < STORM_S
     assert "127.0.0.1" in str(e.value) and "refused" in str(e.value).lower(), str(e.value)
     assert not pyiceberg_catalog(props).table_exists(ident)
 
@@ -442,7 +450,7 @@ def test_s3_endpoint_down(kind: str, tmp_path: Path, s3_server: S3Server, rest_f
     started = time.monotonic()
     with pytest.raises(ig.IcebergIOError):
         ig.writeTo(rows(range(20, 40)), name).append()
-    assert time.monotonic() - started < 20
+    assert time.monotonic() - started < STORM_S
     assert snapshot_count(props, ident) == 1
     assert s3_server.files(unique) == objects
 
@@ -477,9 +485,9 @@ def run_children(jobs: list[tuple[dict[str, str], dict[str, str], str, str, Any]
         p.start()
     if while_running is not None:
         while_running()
-    results = [json.loads(out.get(timeout=240)) for _ in procs]
+    results = [json.loads(out.get(timeout=HANG_S)) for _ in procs]
     for p in procs:
-        p.join(timeout=60)
+        p.join(timeout=HANG_S)
         assert p.exitcode == 0
     return results
 
@@ -549,17 +557,20 @@ def test_rest_serializable_delete_against_concurrent_append(tmp_path: Path, s3_s
         "write.delete.isolation-level", "serializable"
     ).create()
     extra = rows(range(500, 512))  # every p, so some match the delete's filter
-    signal = tmp_path / "waiting"
+    signal, release = tmp_path / "waiting", tmp_path / "release"
     hooks_library()  # fails here, not in the child, when it is not built
-    conf = {"test.hooks": "true", "test.commit-delay-ms": "2500", "test.commit-delay-signal": str(signal)}
+    conf = {"test.hooks": "true", "test.commit-delay-signal": str(signal), "test.commit-delay-release": str(release)}
 
     def append_while_delete_waits() -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + HANG_S
         while not signal.exists():
             assert time.monotonic() < deadline, "the delete never reached its commit pause"
             time.sleep(0.02)
-        ig.configure(catalogs={CAT: props})
-        ig.writeTo(extra, name).append()
+        try:
+            ig.configure(catalogs={CAT: props})
+            ig.writeTo(extra, name).append()
+        finally:
+            release.touch()  # the delete commits now, after the append
 
     [res] = run_children([(props, conf, "delete", name, "p = 'c'")], append_while_delete_waits)
     assert res["ok"] is False and res["type"] == "CommitConflictError", res

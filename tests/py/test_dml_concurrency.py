@@ -1,8 +1,9 @@
 """Two processes running row-level operations on one table at once.
 
-The first process pauses between reading and committing (the test hook
-``test.commit-delay-ms``, in the library built with them: conftest.HOOKS_LIBRARY);
-the second commits in that window. Under
+The first process pauses between reading and committing (the test hooks, in the
+library built with them: conftest.HOOKS_LIBRARY; it creates ``test.commit-delay-signal``
+and waits for ``test.commit-delay-release``); the second commits in that window, and only
+then is the first released, so the order holds however loaded the machine is. Under
 each isolation level the operation that must fail raises CommitConflictError
 naming the concurrent snapshot, nothing of it is committed, no update is lost,
 and the table equals the serial order of what committed."""
@@ -19,9 +20,8 @@ import pytest
 
 import pyiceberg_go as ig
 
-from conftest import CatalogDir, assert_same_rows, hooks_library, use_library
+from conftest import HANG_S, CatalogDir, assert_same_rows, hooks_library, use_library
 
-DELAY_MS = 2500
 ROWS = 120
 
 
@@ -30,12 +30,12 @@ def rows(lo: int, hi: int) -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64()), "part": pa.array([f"p{i % 3}" for i in ids], pa.string()), "v": pa.array(ids, pa.int64())})
 
 
-def _slow(library: str, uri: str, warehouse: str, kind: str, arg: Any, signal: str, out: Any) -> None:
+def _slow(library: str, uri: str, warehouse: str, kind: str, arg: Any, signal: str, release: str, out: Any) -> None:
     """Runs one operation with a pause before its commit (with the test-hooks library); reports what happened."""
     use_library(library)
     ig.configure(
         catalogs={"local": {"type": "sql", "uri": uri, "warehouse": warehouse}},
-        conf={"test.hooks": "true", "test.commit-delay-ms": str(DELAY_MS), "test.commit-delay-signal": signal},
+        conf={"test.hooks": "true", "test.commit-delay-signal": signal, "test.commit-delay-release": release},
     )
     try:
         if kind == "delete":
@@ -56,17 +56,20 @@ def race(cat: CatalogDir, kind: str, arg: Any, concurrent: Any) -> dict[str, Any
     """Start the slow operation in another process, run ``concurrent`` here while it waits."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    signal = cat.root / "waiting"
-    p = ctx.Process(target=_slow, args=(hooks_library(), cat.uri, cat.warehouse, kind, arg, str(signal), out))
+    signal, release = cat.root / "waiting", cat.root / "release"
+    p = ctx.Process(target=_slow, args=(hooks_library(), cat.uri, cat.warehouse, kind, arg, str(signal), str(release), out))
     p.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + HANG_S
     while not signal.exists():  # the child has read the table and waits to commit
         assert p.is_alive() or signal.exists(), "the slow operation ended before its commit pause"
         assert time.monotonic() < deadline
         time.sleep(0.02)
-    concurrent()
-    res = json.loads(out.get(timeout=120))
-    p.join(timeout=60)
+    try:
+        concurrent()
+    finally:
+        release.touch()  # the slow operation commits now
+    res = json.loads(out.get(timeout=HANG_S))
+    p.join(timeout=HANG_S)
     assert p.exitcode == 0
     return res
 

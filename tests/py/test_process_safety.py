@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,17 +15,35 @@ import pytest
 import pyiceberg_go as ig
 from pyiceberg_go import _session
 
-from conftest import CatalogDir, assert_same_rows, hooks_library, interrupt_after, run_python, sample, snapshot_ids
+from conftest import (
+    HANG_S,
+    CatalogDir,
+    assert_same_rows,
+    hooks_library,
+    interrupt_when,
+    run_python,
+    sample,
+    snapshot_ids,
+)
 
 
-def slow_reader(batches: int, delay: float, rows: int = 1000) -> pa.RecordBatchReader:
-    """A lazy stream whose producer sleeps before each batch (a slow upstream)."""
+def slow_reader(
+    batches: int, delay: float, rows: int = 1000, pulled: threading.Event | None = None, last_after: threading.Event | None = None
+) -> pa.RecordBatchReader:
+    """A lazy stream whose producer sleeps before each batch (a slow upstream).
+
+    ``pulled`` is set once the first batch has been taken; the last batch waits for
+    ``last_after`` (bounded by HANG_S), so the stream is still open when it is set."""
     schema = sample(1).schema
 
     def gen() -> Iterator[pa.RecordBatch]:
         for i in range(batches):
             time.sleep(delay)
+            if last_after is not None and i == batches - 1:
+                last_after.wait(HANG_S)
             yield from sample(rows, seed=i).to_batches()
+            if pulled is not None:
+                pulled.set()
 
     return pa.RecordBatchReader.from_batches(schema, gen())
 
@@ -49,12 +68,12 @@ def test_forked_child_gets_fork_safety_error_not_a_hang(pyiceberg_catalog: Any) 
     q = ctx.Queue()
     p = ctx.Process(target=_child_calls_library, args=(q,))
     p.start()
-    p.join(60)
+    p.join(HANG_S)
     hung = p.is_alive()
     if hung:
         p.kill()
     assert not hung, "the forked child hung"
-    msg = q.get(timeout=10)
+    msg = q.get(timeout=HANG_S)
     assert msg.startswith("ForkSafetyError") and "spawn" in msg
     # The parent still works.
     assert len(ig.table("local.db.forked").snapshots()) == 1
@@ -71,7 +90,7 @@ def test_fork_before_first_use_works_in_the_child(pyiceberg_catalog: Any, catalo
             ig.writeTo(pa.table({{"id": [1, 2, 3]}}), "local.db.child_made").create()
 
         p = multiprocessing.get_context("fork").Process(target=child)
-        p.start(); p.join(120)
+        p.start(); p.join({HANG_S})
         print("child exit", p.exitcode)
         print("parent sees", len(ig.table("local.db.child_made").snapshots()))
         """
@@ -85,11 +104,11 @@ def test_ctrl_c_cancels_an_append_and_commits_nothing(pyiceberg_catalog: Any, ca
     ig.writeTo(sample(20), "local.db.events").create()
     before = snapshot_ids(pyiceberg_catalog, "db.events")
     files_before = data_files(catalog_dir.root)
-    start = time.monotonic()
-    with pytest.raises((KeyboardInterrupt, ig.OperationCancelledError)), interrupt_after(1.0):
-        ig.writeTo(slow_reader(batches=100, delay=0.2), "local.db.events").append()
-    elapsed = time.monotonic() - start
-    assert elapsed < 15, f"cancel took {elapsed:.1f}s; the input alone lasts 20s"
+    pulled = threading.Event()
+    # Interrupted once the write is pulling its input; the input alone lasts 20 s, after
+    # which an append that was not cancelled would have committed a snapshot.
+    with pytest.raises((KeyboardInterrupt, ig.OperationCancelledError)), interrupt_when(pulled):
+        ig.writeTo(slow_reader(batches=100, delay=0.2, pulled=pulled), "local.db.events").append()
     assert snapshot_ids(pyiceberg_catalog, "db.events") == before
     assert data_files(catalog_dir.root) == files_before, "files of the cancelled write were left behind"
     # The library is still usable.
@@ -98,8 +117,9 @@ def test_ctrl_c_cancels_an_append_and_commits_nothing(pyiceberg_catalog: Any, ca
 
 
 def test_ctrl_c_cancels_a_create(pyiceberg_catalog: Any) -> None:
-    with pytest.raises((KeyboardInterrupt, ig.OperationCancelledError)), interrupt_after(1.0):
-        ig.writeTo(slow_reader(batches=100, delay=0.2), "local.db.never").create()
+    pulled = threading.Event()
+    with pytest.raises((KeyboardInterrupt, ig.OperationCancelledError)), interrupt_when(pulled):
+        ig.writeTo(slow_reader(batches=100, delay=0.2, pulled=pulled), "local.db.never").create()
     assert not pyiceberg_catalog.table_exists("db.never")
 
 
@@ -107,7 +127,16 @@ def test_progress_line_is_shown_and_cleared(pyiceberg_catalog: Any, monkeypatch:
     monkeypatch.setattr(_session, "_PROGRESS_AFTER_S", 0.2)
     monkeypatch.setattr(_session, "_PROGRESS_EVERY_S", 0.2)
     monkeypatch.delenv("PYICEBERG_GO_PROGRESS", raising=False)
-    r = ig.writeTo(slow_reader(batches=8, delay=0.2, rows=500), "local.db.progress").create()
+    shown = threading.Event()  # the stream ends only once a line was shown, however slow the machine
+    tick = _session._Progress.tick
+
+    def marked(self: _session._Progress) -> None:
+        tick(self)
+        if self.width:
+            shown.set()
+
+    monkeypatch.setattr(_session._Progress, "tick", marked)
+    r = ig.writeTo(slow_reader(batches=8, delay=0.2, rows=500, last_after=shown), "local.db.progress").create()
     err = capfd.readouterr().err
     assert r.metrics["rows"] == 4000
     lines = [chunk for chunk in err.split("\r") if chunk.strip()]

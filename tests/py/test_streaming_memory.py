@@ -6,7 +6,10 @@ and reports its peak RSS (VmHWM, reset through /proc/self/clear_refs after the
 library is loaded and warmed up). The bound comes from the configuration: the buffer
 limit, about 3 MB of encoder state per open file (measured, see docs/decisions.md),
 one input batch per open writer queue and Go's garbage-collector headroom (GOGC=100:
-the heap may reach twice the live data).
+the heap may reach twice the live data). The children run with GOGC=100 set: the
+library's own rule (core/gctune) follows the allocation rate per second, which a
+loaded machine lowers, so the two runs compared could otherwise collect on different
+rules.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ def stream_peak(tmp_path, nbatches: int) -> dict:
     root = tmp_path / f"s{nbatches}"
     root.mkdir()
     code = CHILD % {"root": root, "rows": ROWS_PER_BATCH, "nbatches": nbatches, "parts": PARTITIONS, "limit": LIMIT}
-    proc = run_python(code, timeout=600)
+    proc = run_python(code, env={"GOGC": "100"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["rows"] == ROWS_PER_BATCH * nbatches
