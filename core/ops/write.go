@@ -721,7 +721,7 @@ func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written)
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, icebergio.LoadFSFunc(props, base.Location()), cc)
+	staged := table.New(w.ident, base, baseLoc, withDecimalScales(icebergio.LoadFSFunc(props, base.Location())), cc)
 	files, err := wr.dataFiles(p.spec, base)
 	if err != nil {
 		return nil, err
