@@ -846,7 +846,7 @@ func (m *merger) candidates(ctx context.Context, t *table.Table, at *table.Snaps
 			return nil, err
 		}
 	}
-	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(filter, t.Metadata()))).PlanFiles(ctx)
+	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, filter, t, at))).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
 	}

@@ -239,7 +239,7 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 	}
 	tasks, ok := fl.planned[at.SnapshotID]
 	if !ok {
-		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
+		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, fl.filter.Iceberg(), t, at)))
 		var err error
 		if tasks, err = sc.PlanFiles(ctx); err != nil {
 			return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
