@@ -180,7 +180,7 @@ def test_killed_writers_leave_whole_operations(tmp_path: Path) -> None:
         proc = spawn(root, checker.next, 10_000, journal)
         try:
             wait_ready(proc, journal)
-            time.sleep(rng.uniform(0.0, 0.6))
+            time.sleep(rng.uniform(0.0, 1.5))
         finally:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
