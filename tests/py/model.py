@@ -315,9 +315,11 @@ class Cmp:
     ref: Ref
     op: str
     lit: Any
+    as_decimal: bool = False  # an int/long literal written as a decimal (5.0): compared as decimals
 
     def sql(self) -> str:
-        return f"{self.ref.sql()} {self.op} {sql_literal(self.ref.type, self.lit)}"
+        lit = f"{self.lit}.0" if self.as_decimal and self.lit is not None else sql_literal(self.ref.type, self.lit)
+        return f"{self.ref.sql()} {self.op} {lit}"
 
     def eval(self, env: Callable) -> bool | None:
         return sql_compare(self.ref.type, self.ref.value(env), self.op, self.lit)
@@ -354,6 +356,37 @@ class In:
                 return True
             unknown |= r is None
         return None if unknown else False
+
+
+@dataclass(frozen=True)
+class Between:
+    ref: Ref
+    lo: Any
+    hi: Any
+
+    def sql(self) -> str:
+        t = self.ref.type
+        return f"{self.ref.sql()} BETWEEN {sql_literal(t, self.lo)} AND {sql_literal(t, self.hi)}"
+
+    def eval(self, env: Callable) -> bool | None:
+        v = self.ref.value(env)
+        return And(Const(sql_compare(self.ref.type, v, ">=", self.lo)), Const(sql_compare(self.ref.type, v, "<=", self.hi))).eval(env)
+
+
+@dataclass(frozen=True)
+class StartsWith:
+    """s LIKE 'prefix%' (the prefix's %, _ and \\ escaped)."""
+
+    ref: Ref
+    prefix: str
+
+    def sql(self) -> str:
+        pattern = "".join("\\" + c if c in "%_\\" else c for c in self.prefix) + "%"
+        return f"{self.ref.sql()} LIKE {sql_literal(T('string'), pattern)}"
+
+    def eval(self, env: Callable) -> bool | None:
+        v = self.ref.value(env)
+        return None if v is None else v.startswith(self.prefix)
 
 
 @dataclass(frozen=True)
@@ -415,10 +448,10 @@ class Not:
 
 @dataclass(frozen=True)
 class Const:
-    v: bool
+    v: bool | None
 
     def sql(self) -> str:
-        return "TRUE" if self.v else "FALSE"
+        return "NULL" if self.v is None else "TRUE" if self.v else "FALSE"
 
     def eval(self, env: Callable) -> bool | None:
         return self.v

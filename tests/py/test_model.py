@@ -42,6 +42,7 @@ from model import (
     UTC,
     And,
     Append,
+    Between,
     Clause,
     Cmp,
     Col,
@@ -59,6 +60,7 @@ from model import (
     OverwritePartitions,
     PField,
     Ref,
+    StartsWith,
     T,
     Update,
     arrow_table,
@@ -532,13 +534,20 @@ def atoms(schema: Schema, refs: list[Ref]) -> st.SearchStrategy[Any]:
     def atom(draw: Any) -> Any:
         ref = draw(st.sampled_from(refs))
         lits = schema.pools[ref.path]
-        kind = draw(st.sampled_from(["cmp", "cmp", "cmp", "null", "in"]))
+        kind = draw(st.sampled_from(["cmp", "cmp", "cmp", "null", "in", "between", "like"]))
         if kind == "null":
             return IsNull(ref, draw(st.booleans()))
         if kind == "in":
             return In(ref, tuple(draw(st.lists(st.one_of(st.sampled_from(lits), st.none()), min_size=1, max_size=3))))
+        if kind == "between" and ref.type.kind != "boolean":
+            return Between(ref, draw(st.sampled_from(lits)), draw(st.sampled_from(lits)))
+        if kind == "like" and ref.type.kind == "string":
+            v = draw(st.sampled_from(lits))
+            return StartsWith(ref, v[: draw(st.integers(0, len(v)))])
         ops = ("=", "<>", "<=>") if ref.type.kind == "boolean" else ORDERED
-        return Cmp(ref, draw(st.sampled_from(ops)), draw(st.sampled_from(lits)))
+        # an int or long literal written as 5.0 is a decimal: the comparison is decimal
+        as_decimal = ref.type.kind in ("int", "long") and draw(st.integers(0, 3)) == 0
+        return Cmp(ref, draw(st.sampled_from(ops)), draw(st.sampled_from(lits)), as_decimal)
 
     return atom()
 
