@@ -159,6 +159,9 @@ func TestAssignTo(t *testing.T) {
 		{"d", iceberg.DecimalTypeOf(5, 1)},
 		{"s", iceberg.PrimitiveTypes.String},
 		{"ts", iceberg.PrimitiveTypes.Date}, // Spark's ANSI store assignment casts it
+		// Spark sees fixed as binary and uuid as string
+		{"X'0102'", iceberg.FixedTypeOf(2)},
+		{"'123e4567-e89b-12d3-a456-426614174000'", iceberg.PrimitiveTypes.UUID},
 	}
 	for _, c := range ok {
 		e, err := Compile(c.src, sc)
@@ -182,6 +185,9 @@ func TestAssignTo(t *testing.T) {
 		{"i", iceberg.PrimitiveTypes.String},
 		{"b", iceberg.PrimitiveTypes.Int32},
 		{"dt", iceberg.PrimitiveTypes.Int32},
+		{"X'01'", iceberg.FixedTypeOf(2)}, // a literal of another length is known to fail at bind time
+		{"'not-a-uuid'", iceberg.PrimitiveTypes.UUID},
+		{"s", iceberg.FixedTypeOf(2)},
 	}
 	for _, c := range bad {
 		e, _ := Compile(c.src, sc)

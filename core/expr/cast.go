@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
@@ -229,6 +230,16 @@ func (ev *evaluator) cast(n *bnode, x *vec, mask []bool) (*vec, error) {
 				}
 			}
 		}
+	case (fk == kBinary || fk == kFixed) && tk == kFixed:
+		want := to.(iceberg.FixedType).Len()
+		for i, s := range x.s {
+			if x.ok(i) && len(s) != want {
+				if err := failRow(i, "cannot store %s (%d bytes) in %s", sqlLiteral(x.get(i), x.t), len(s), sqlType(to)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		copy(out.s, x.s)
 	case isBytes(fk) && isBytes(tk):
 		copy(out.s, x.s)
 	default:

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -361,6 +362,17 @@ func (p *parser) parseUnary() (Node, error) {
 	t := p.peek()
 	if t.op("-") || t.op("+") {
 		p.next()
+		if nx := p.peek(); nx.kind == tkNumber {
+			// A signed number is one literal, as Spark's grammar (MINUS? number)
+			// reads it: -9223372036854775808L is the minimum bigint, not the
+			// negation of an out-of-range one.
+			p.next()
+			sign := ""
+			if t.op("-") {
+				sign = "-"
+			}
+			return p.numberLit(token{kind: tkNumber, text: sign + nx.text, pos: t.pos})
+		}
 		x, err := p.parseUnary()
 		if err != nil {
 			return nil, err
@@ -487,6 +499,10 @@ func (p *parser) numberLit(t token) (Node, error) {
 		kind = litDecimal
 	default:
 		kind = litBigint
+		if _, err := strconv.ParseInt(s, 10, 64); errors.Is(err, strconv.ErrRange) {
+			// Spark: an integer literal beyond bigint is a decimal(p,0) (up to 38 digits)
+			kind = litDecimal
+		}
 	}
 	if strings.Count(up, ".") > 1 {
 		return nil, syntaxErr(p.src, t.pos, "invalid number %s", s)

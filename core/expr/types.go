@@ -315,7 +315,7 @@ func ratToDecimal(r *big.Rat, scale int) (decimal128.Num, bool) {
 			q.Add(q, big.NewInt(1))
 		}
 	}
-	if q.BitLen() > 126 {
+	if q.BitLen() > 127 { // decimal128 is signed: magnitudes below 2^127 (every 38-digit value) fit
 		return decimal128.Num{}, false
 	}
 	return decimal128.FromBigInt(q), true

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/io"
 	"github.com/google/uuid"
 
@@ -250,7 +251,7 @@ func (d *distributor) route(c arrow.RecordBatch, lent bool) error {
 		n := parquet.RecordBytes(c)
 		d.seen += n
 		if len(d.rr) == 0 || (len(d.rr) < d.spread && d.seen > spreadAfterBytes) {
-			s, err := d.newSlot(fmt.Sprint(len(d.rr)), nil)
+			s, err := d.newSlot(fmt.Sprint(len(d.rr)), voidValues(d.p.spec))
 			if err != nil {
 				return err
 			}
@@ -317,6 +318,18 @@ func (d *distributor) buffering() bool {
 // clustered is Spark's writer without fanout under distribution none.
 func (d *distributor) clustered() bool {
 	return d.p.layout.Mode == layout.None && !d.p.layout.Fanout && !d.p.spec.IsUnpartitioned()
+}
+
+// voidValues is the partition tuple of an unpartitioned spec: a null for
+// each of its fields (a spec of void transforms only, e.g. after every
+// field was dropped from a v1 table's spec, still has fields, and a data
+// file must give each of them a value).
+func voidValues(spec iceberg.PartitionSpec) map[int]any {
+	values := map[int]any{}
+	for _, f := range spec.Fields() {
+		values[f.FieldID] = nil
+	}
+	return values
 }
 
 // newSlot opens a rolling writer for a partition. Its files go in the

@@ -857,7 +857,7 @@ func (m *merger) candidates(ctx context.Context, t *table.Table, at *table.Snaps
 			return nil, err
 		}
 	}
-	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(filter, t.Metadata()))).PlanFiles(ctx)
+	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, filter, t, at))).PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
 	}
@@ -1234,14 +1234,29 @@ func (m *merger) updated(ctx context.Context, cl mergeClause, t, s arrow.RecordB
 	return m.shaped(cols, rt.NumRows())
 }
 
-// shaped builds a batch of the table's schema from columns of its types.
+// shaped builds a batch of the table's schema from columns of its types (or
+// of the same layout, relabeled: a nested source column copied whole may
+// hold a uuid as fixed_size_binary(16)).
 func (m *merger) shaped(cols []arrow.Array, n int64) (arrow.RecordBatch, error) {
+	out := cols
+	var made []arrow.Array
+	defer func() { releaseArrays(made) }()
 	for i, c := range cols {
-		if !arrow.TypeEqual(c.DataType(), m.target.Field(i).Type) {
-			return nil, fmt.Errorf("%w: merge value for column %q has type %s, the table has %s", errs.ErrValidation, m.target.Field(i).Name, c.DataType(), m.target.Field(i).Type)
+		want := m.target.Field(i).Type
+		if arrow.TypeEqual(c.DataType(), want) {
+			continue
 		}
+		r, ok := relabel(c, want)
+		if !ok {
+			return nil, fmt.Errorf("%w: merge value for column %q has type %s, the table has %s", errs.ErrValidation, m.target.Field(i).Name, c.DataType(), want)
+		}
+		if len(made) == 0 {
+			out = append([]arrow.Array{}, cols...) // the caller releases its own
+		}
+		out[i] = r
+		made = append(made, r)
 	}
-	return array.NewRecordBatch(m.target, cols, n), nil
+	return array.NewRecordBatch(m.target, out, n), nil
 }
 
 // inserts applies WHEN NOT MATCHED to the source rows no target row matched

@@ -60,7 +60,7 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 	if first == nil {
 		return w.result(t, written{}, false), nil
 	}
-	sc := t.Scan(table.WithSnapshotID(first.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
+	sc := t.Scan(table.WithSnapshotID(first.SnapshotID), table.WithRowFilter(planFilter(ctx, fl.filter.Iceberg(), t, first)))
 	tasks, err := sc.PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, w.id, err)

@@ -1,9 +1,85 @@
 package ops
 
 import (
+	"context"
+
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 )
+
+// planFilter is scanFilter(f) for planning snapshot snap of t, or true when
+// a manifest of snap has a string or binary partition field holding the
+// empty value: iceberg-go v0.7.0 writes the bound of "" (and of an empty
+// binary) as null in the manifest list, and its planning then takes the
+// manifest for one whose values are all null and skips it for any
+// predicate on that field, so a delete, update, overwrite or merge of those
+// rows would change nothing. Such snapshots are planned without pruning by
+// the filter; files are still judged one by one by the core.
+func planFilter(ctx context.Context, f iceberg.BooleanExpression, t *table.Table, snap *table.Snapshot) iceberg.BooleanExpression {
+	if snap != nil && emptyBoundSummaries(ctx, t, snap) {
+		return iceberg.AlwaysTrue{}
+	}
+	return scanFilter(f, t.Metadata())
+}
+
+// emptyBoundSummaries reports whether a manifest of snap summarises a
+// string or binary partition field with a null lower bound: all its values
+// may be null, or some may be empty (the summary cannot tell).
+func emptyBoundSummaries(ctx context.Context, t *table.Table, snap *table.Snapshot) bool {
+	meta := t.Metadata()
+	if !hasBytePartitions(meta) {
+		return false
+	}
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return false // the scan reports it
+	}
+	manifests, err := snap.Manifests(fs)
+	if err != nil {
+		return false
+	}
+	for _, m := range manifests {
+		spec := meta.PartitionSpecByID(int(m.PartitionSpecID()))
+		if spec == nil {
+			return true
+		}
+		sums := m.Partitions()
+		for i, pf := range spec.Fields() {
+			if i >= len(sums) || !bytePartition(meta.CurrentSchema(), pf) {
+				continue
+			}
+			// A null lower bound is also all that shows of "" next to nulls.
+			if sums[i].LowerBound == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasBytePartitions(meta table.Metadata) bool {
+	for _, spec := range meta.PartitionSpecs() {
+		for _, pf := range spec.Fields() {
+			if bytePartition(meta.CurrentSchema(), pf) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bytePartition reports whether pf's values are strings or binaries.
+func bytePartition(sc *iceberg.Schema, pf iceberg.PartitionField) bool {
+	src, ok := sc.FindFieldByID(pf.SourceID())
+	if !ok {
+		return true // a dropped column: be safe
+	}
+	switch pf.Transform.ResultType(src.Type).(type) {
+	case iceberg.StringType, iceberg.BinaryType, iceberg.FixedType:
+		return true
+	}
+	return false
+}
 
 // scanFilter is f made safe for iceberg-go's file pruning: predicates on a
 // column whose type was widened (int -> long, float -> double, decimal

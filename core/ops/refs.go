@@ -491,7 +491,7 @@ func (w *writer) cherrypick(ctx context.Context, t *table.Table, id int64) ([]ta
 	cc := &captureCatalog{base: m, loc: t.MetadataLocation()}
 	fsProps := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(fsProps, m.Properties())
-	staged := table.New(w.ident, m, t.MetadataLocation(), catalog.FSFunc(fsProps, m.Location()), cc)
+	staged := table.New(w.ident, m, t.MetadataLocation(), withDecimalScales(catalog.FSFunc(fsProps, m.Location())), cc)
 	tx := staged.NewTransaction()
 	if err := tx.AddDataFiles(ctx, files, summary, table.WithoutAutoNameMapping()); err != nil {
 		return nil, nil, fmt.Errorf("%w: cherry-picking snapshot %d: %v", errs.ErrValidation, id, err)

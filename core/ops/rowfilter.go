@@ -240,7 +240,7 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 	}
 	tasks, ok := fl.planned[at.SnapshotID]
 	if !ok {
-		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(scanFilter(fl.filter.Iceberg(), t.Metadata())))
+		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, fl.filter.Iceberg(), t, at)))
 		var err error
 		if tasks, err = sc.PlanFiles(ctx); err != nil {
 			return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
@@ -265,7 +265,11 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 		if !fl.filter.MightMatch(df, *spec) {
 			continue
 		}
-		if fl.op != request.OpUpdate && fl.filter.MatchesAll(df, *spec) {
+		// A file the filter matches whole is dropped from metadata, unless
+		// delete files apply to it: then it is read, so that a file whose
+		// rows were all deleted before is not dropped by a delete that
+		// changes no row (which commits nothing).
+		if fl.op != request.OpUpdate && fl.filter.MatchesAll(df, *spec) && !hasDeletes(task) {
 			c.remove = append(c.remove, df)
 			continue
 		}
@@ -286,6 +290,11 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 		c.add.bytes += rw.out.bytes
 	}
 	return c, nil
+}
+
+// hasDeletes reports whether delete files apply to task's data file.
+func hasDeletes(task table.FileScanTask) bool {
+	return len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) > 0
 }
 
 // rewriteAll rewrites the files of tasks not rewritten yet, several at once.

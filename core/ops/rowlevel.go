@@ -225,6 +225,8 @@ func canonicalValue(v any) string {
 		return strconv.Quote(x)
 	case iceberg.Decimal:
 		return "d" + x.String()
+	case iceberg.DecimalLiteral: // a decimal as manifests decode it
+		return "d" + x.String()
 	case fmt.Stringer:
 		return "s" + x.String()
 	}

@@ -590,6 +590,21 @@ func buildSpec(sc *iceberg.Schema, fields []request.PartitionField, existing *ta
 		pfs = append(pfs, iceberg.PartitionField{SourceIDs: []int{src.ID}, FieldID: nextID, Name: name, Transform: tr})
 		nextID++
 	}
+	// iceberg-go v0.7.0 names the Avro type of every decimal partition value
+	// "fixed": a manifest with two of them cannot be written (conflicting
+	// definitions, or an empty name for the second of one size), so such a
+	// table could never be committed. Say so before any data is written.
+	var decimals []string
+	for _, pf := range pfs {
+		if src, ok := sc.FindFieldByID(pf.SourceID()); ok {
+			if _, dec := pf.Transform.ResultType(src.Type).(iceberg.DecimalType); dec {
+				decimals = append(decimals, pf.Name)
+			}
+		}
+	}
+	if len(decimals) > 1 {
+		return iceberg.PartitionSpec{}, fmt.Errorf("%w: partitionedBy: partition fields %s all hold decimals; at most one decimal partition field is supported (iceberg-go cannot write a manifest with two)", errs.ErrNotSupported, strings.Join(decimals, ", "))
+	}
 	return iceberg.NewPartitionSpec(pfs...), nil
 }
 
@@ -734,7 +749,7 @@ func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written)
 	props := maps.Clone(map[string]string(w.cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, catalog.FSFunc(props, base.Location()), cc)
+	staged := table.New(w.ident, base, baseLoc, withDecimalScales(catalog.FSFunc(props, base.Location())), cc)
 	files, err := wr.dataFiles(p.spec, base)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
@@ -35,8 +36,14 @@ type fileEncoder interface {
 // pqarrowEncoder is the arrow-go encoder, which handles every schema.
 type pqarrowEncoder struct{ fw *pqarrow.FileWriter }
 
-func (e pqarrowEncoder) write(rec arrow.RecordBatch) error { return e.fw.WriteBuffered(rec) }
-func (e pqarrowEncoder) newRowGroup() error                { return e.fw.NewBufferedRowGroupChecked() }
+func (e pqarrowEncoder) write(rec arrow.RecordBatch) error {
+	if pushed, ok := pushRecordNulls(rec, memory.DefaultAllocator); ok {
+		defer pushed.Release()
+		rec = pushed
+	}
+	return e.fw.WriteBuffered(rec)
+}
+func (e pqarrowEncoder) newRowGroup() error { return e.fw.NewBufferedRowGroupChecked() }
 func (e pqarrowEncoder) rowGroupBytes(int64) int64 {
 	return e.fw.RowGroupTotalCompressedBytes()
 }

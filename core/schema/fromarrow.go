@@ -24,7 +24,7 @@ func FromArrow(sc *arrow.Schema, keepNullability bool) (*iceberg.Schema, error) 
 	}
 	fields := make([]iceberg.NestedField, len(sc.Fields()))
 	for i, f := range sc.Fields() {
-		t, err := icebergTypeOf(f.Name, f.Type, keepNullability)
+		t, err := fieldTypeOf(f.Name, f, keepNullability)
 		if err != nil {
 			return nil, err
 		}
@@ -45,6 +45,23 @@ func checkUniqueNames(path string, fields []arrow.Field) error {
 	return nil
 }
 
+// extensionNameKey is the field metadata key naming an Arrow extension type.
+const extensionNameKey = "ARROW:extension:name"
+
+// fieldTypeOf is icebergTypeOf for a field's type, which the field's
+// metadata may name as an extension type: arrow-go's C data import does not
+// resolve extension types, so a pyarrow uuid column arrives as
+// fixed_size_binary(16) with ARROW:extension:name=arrow.uuid in its
+// metadata, and is a uuid column all the same.
+func fieldTypeOf(path string, f arrow.Field, keepNullability bool) (iceberg.Type, error) {
+	if fsb, ok := f.Type.(*arrow.FixedSizeBinaryType); ok && fsb.ByteWidth == 16 {
+		if name, ok := f.Metadata.GetValue(extensionNameKey); ok && name == "arrow.uuid" {
+			return iceberg.PrimitiveTypes.UUID, nil
+		}
+	}
+	return icebergTypeOf(path, f.Type, keepNullability)
+}
+
 // icebergTypeOf converts an Arrow type to the Iceberg type with placeholder
 // field ids.
 func icebergTypeOf(path string, dt arrow.DataType, keepNullability bool) (iceberg.Type, error) {
@@ -60,7 +77,7 @@ func icebergTypeOf(path string, dt arrow.DataType, keepNullability bool) (iceber
 		}
 		fields := make([]iceberg.NestedField, dt.NumFields())
 		for i, f := range dt.Fields() {
-			t, err := icebergTypeOf(join(path, f.Name), f.Type, keepNullability)
+			t, err := fieldTypeOf(join(path, f.Name), f, keepNullability)
 			if err != nil {
 				return nil, err
 			}
@@ -68,17 +85,17 @@ func icebergTypeOf(path string, dt arrow.DataType, keepNullability bool) (iceber
 		}
 		return &iceberg.StructType{FieldList: fields}, nil
 	case *arrow.MapType:
-		k, err := icebergTypeOf(path+".key", dt.KeyType(), keepNullability)
+		k, err := fieldTypeOf(path+".key", dt.KeyField(), keepNullability)
 		if err != nil {
 			return nil, err
 		}
-		v, err := icebergTypeOf(path+".value", dt.ItemType(), keepNullability)
+		v, err := fieldTypeOf(path+".value", dt.ItemField(), keepNullability)
 		if err != nil {
 			return nil, err
 		}
 		return &iceberg.MapType{KeyType: k, ValueType: v, ValueRequired: keepNullability && !dt.ItemField().Nullable}, nil
 	case arrow.ListLikeType: // list, large_list, list_view, large_list_view, fixed_size_list
-		e, err := icebergTypeOf(path+".element", dt.Elem(), keepNullability)
+		e, err := fieldTypeOf(path+".element", dt.ElemField(), keepNullability)
 		if err != nil {
 			return nil, err
 		}

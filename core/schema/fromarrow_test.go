@@ -278,3 +278,26 @@ func TestReuseIDsRemapsIdentifierFields(t *testing.T) {
 		t.Errorf("v: id %d, want 8", f.ID)
 	}
 }
+
+// arrow-go's C data import leaves extension types unresolved: a pyarrow
+// uuid column arrives as fixed_size_binary(16) whose field metadata names
+// arrow.uuid (found by tests/py/test_model.py: such tables got fixed[16]).
+func TestUUIDNamedByFieldMetadata(t *testing.T) {
+	md := arrow.NewMetadata([]string{"ARROW:extension:name"}, []string{"arrow.uuid"})
+	u := arrow.Field{Name: "u", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}, Nullable: true, Metadata: md}
+	other := arrow.Field{Name: "f", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}, Nullable: true}
+	sc, err := FromArrow(arrow.NewSchema([]arrow.Field{
+		u, other,
+		{Name: "s", Type: arrow.StructOf(u), Nullable: true},
+		{Name: "l", Type: arrow.ListOfField(arrow.Field{Name: "element", Type: u.Type, Nullable: true, Metadata: md}), Nullable: true},
+	}, nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"uuid", "fixed[16]", "struct<5: u: optional uuid>", "list<uuid>"}
+	for i, w := range want {
+		if got := sc.Field(i).Type.String(); got != w {
+			t.Errorf("field %d: %s, want %s", i, got, w)
+		}
+	}
+}
