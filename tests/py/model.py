@@ -702,10 +702,12 @@ class Model:
                 if len(ms) > 1 and check:
                     raise ExpectedError("ValidationError", CARDINALITY)
                 s = ms[0]
-                env = lambda scope, t=t, s=s: s if scope == "source" else t
+                def env(scope, t=t, s=s):
+                    return s if scope == "source" else t
                 clause = next((c for c in matched if holds(c.cond, env)), None)
             else:
-                env = lambda scope, t=t: t
+                def env(scope, t=t):
+                    return t
                 clause = next((c for c in by_source if holds(c.cond, env)), None)
             if clause is None:
                 out.append(t)
@@ -720,7 +722,8 @@ class Model:
         for j, s in enumerate(source):
             if j in hit:
                 continue
-            env = lambda scope, s=s: s
+            def env(scope, s=s):
+                return s
             clause = next((c for c in not_matched if holds(c.cond, env)), None)
             if clause is None:
                 continue

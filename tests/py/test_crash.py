@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import crash_ops
-from conftest import REPO
 
 import pyiceberg_go as ig
+
+from conftest import REPO
 
 SEED = 20261202
 KILLS = 30

@@ -21,6 +21,7 @@ Every failure found is kept below as a plain regression test.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
 import os
@@ -33,7 +34,6 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from conftest import REPO, _extension_file
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -76,6 +76,8 @@ from model import (
 )
 
 import pyiceberg_go as ig
+
+from conftest import REPO, _extension_file
 
 TABLE = "db.t"
 
@@ -306,10 +308,8 @@ class Scenario:
 
 def _note(text: str) -> None:
     """Hypothesis's note (printed with a failing example); nothing in a plain test."""
-    try:
+    with contextlib.suppress(InvalidArgument):
         note(text)
-    except InvalidArgument:
-        pass
 
 
 def run_scenario(sc: Scenario, root: Path) -> None:
