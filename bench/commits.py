@@ -183,14 +183,7 @@ def markdown(rows: list[dict], info: dict) -> str:
 
 
 def write_docs(section: str) -> None:
-    text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
-    if DOC_BEGIN in text and DOC_END in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        tail = rest.split(DOC_END, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.write_text(text)
+    base.write_section("bench/commits.py", section)
 
 
 def main() -> int:

@@ -1111,15 +1111,7 @@ operation vary by 2-3x between runs (see min-max); CPU seconds are the steadier 
 {m3_part}
 {DOC_END}
 """
-    text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
-    if DOC_BEGIN in text and DOC_END in text:
-        head, rest = text.split(DOC_BEGIN, 1)
-        # After this section only the other generators' sections are kept (the file is generated only).
-        tail = "\n".join(base.other_sections(rest.split(DOC_END, 1)[1]))
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.write_text(text)
+    base.write_section("bench/dml.py", section)
 
 
 def _m3_verdict(rows: list[dict]) -> str:

@@ -233,13 +233,7 @@ def main() -> int:
     section = markdown(rows, info)
     print(section)
     if not args.no_docs:
-        text = DOCS.read_text()
-        if DOC_BEGIN in text and DOC_END in text:
-            head, rest = text.split(DOC_BEGIN, 1)
-            text = head + section + rest.split(DOC_END, 1)[1].lstrip("\n")
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        DOCS.write_text(text)
+        base.write_section("bench/read.py", section)
     bad = [r for r in results if not r.get("ok")]
     if any(r.get("reader", "").startswith("pyiceberg_go.") for r in bad):
         print(f"read.py: pyiceberg-go read wrong rows in {len(bad)} runs", file=sys.stderr)

@@ -44,6 +44,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import summary  # noqa: E402  (the README's table, regenerated after every write of the docs)
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 CACHE = BENCH / ".data"  # git-ignored: generated data, scratch output, raw results
@@ -917,6 +920,20 @@ def other_sections(text: str) -> list[str]:
     return out
 
 
+def write_section(who: str, section: str) -> None:
+    """Puts ``section`` (markers included) in docs/benchmarks.md as generator ``who``'s part.
+
+    run.py's part comes first, then the others in OTHER_SECTIONS order; then the README's table
+    is regenerated from the new document (bench/summary.py)."""
+    text = DOCS.read_text() if DOCS.exists() else "# Write benchmarks\n"
+    cut = min([text.index(f"<!-- {w}: begin -->") for w in OTHER_SECTIONS if f"<!-- {w}: begin -->" in text] or [len(text)])
+    parts = dict(zip([w for w in OTHER_SECTIONS if f"<!-- {w}: begin -->" in text], other_sections(text), strict=True))
+    parts[who] = section if section.endswith("\n") else section + "\n"
+    body = "\n".join(parts[w] for w in OTHER_SECTIONS if w in parts)
+    DOCS.write_text(text[:cut].rstrip("\n") + "\n\n" + body)
+    summary.update_readme()
+
+
 def write_docs(rows, info, results) -> None:
     m, v = info["machine"], info["versions"]
     ver = "\n".join(f"- {k}: {val}" for k, val in v.items())
@@ -1038,6 +1055,7 @@ whole loop.
   (computed with pyarrow); L2's table has the sort order; W4 has one snapshot (Delta: one version)
   with rows per commit.
 """ + ("\n" + tail if tail else ""))
+    summary.update_readme()
 
 
 def parent(args) -> int:
