@@ -148,6 +148,10 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 			if err != nil {
 				return change{}, err
 			}
+			if len(c.remove) > 0 || len(c.add.files) > 0 || len(input.files) > 0 {
+				c.remove = append(c.remove, c.dead...)
+			}
+			c.dead = nil
 			sc := scope{name: "rows matching " + f.String(), newData: fl.mightMatch(head), deletesIn: fl.mightMatch(head)}
 			if op != request.OpOverwrite {
 				sc.rewritten = map[string]bool{}
@@ -250,7 +254,7 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 		}
 		fl.planned[at.SnapshotID] = tasks
 	}
-	seen := map[string]bool{}
+	seen, whole := map[string]bool{}, map[string]bool{}
 	var todo []table.FileScanTask
 	for _, task := range tasks {
 		df := task.File
@@ -265,13 +269,17 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 		if !fl.filter.MightMatch(df, *spec) {
 			continue
 		}
-		// A file the filter matches whole is dropped from metadata, unless
-		// delete files apply to it: then it is read, so that a file whose
-		// rows were all deleted before is not dropped by a delete that
-		// changes no row (which commits nothing).
-		if fl.op != request.OpUpdate && fl.filter.MatchesAll(df, *spec) && !hasDeletes(task) {
-			c.remove = append(c.remove, df)
-			continue
+		// A file the filter matches whole is dropped from metadata. When
+		// delete files apply to it, it is read first: a file whose rows
+		// were all deleted before changes no row, so it is dropped only
+		// when the operation commits anyway (c.dead), as Spark drops it
+		// then, and a delete that changes no row commits nothing.
+		if fl.op != request.OpUpdate && fl.filter.MatchesAll(df, *spec) {
+			if !hasDeletes(task) {
+				c.remove = append(c.remove, df)
+				continue
+			}
+			whole[df.FilePath()] = true
 		}
 		task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
 		todo = append(todo, task)
@@ -282,6 +290,9 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 	for _, task := range todo {
 		rw := fl.rewrites[task.File.FilePath()]
 		if rw.matched == 0 {
+			if whole[task.File.FilePath()] {
+				c.dead = append(c.dead, task.File)
+			}
 			continue
 		}
 		c.remove = append(c.remove, task.File)

@@ -21,7 +21,10 @@ import (
 // data files it drops and data files it adds, in one snapshot.
 type change struct {
 	remove []iceberg.DataFile
-	add    written
+	// dead are files a filter matches whole whose rows were all deleted
+	// before: removed only when the operation changes something else.
+	dead []iceberg.DataFile
+	add  written
 	// extra summary keys (replace-partitions).
 	props map[string]string
 	// force is the operation name when Spark's rule does not apply (a
