@@ -38,6 +38,9 @@ type ExpireResult struct {
 	FailedDeletes []string `json:"failed_deletes"`
 }
 
+// beforeCommit, set only by tests, runs before each commit attempt.
+var beforeCommit func()
+
 // Target is the table an operation runs on.
 type Target struct {
 	Cat   *catalog.Catalog
@@ -129,6 +132,9 @@ func ExpireSnapshots(ctx context.Context, tg Target, req *request.Request, now t
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		}
+		if beforeCommit != nil {
+			beforeCommit()
 		}
 		// From here the commit runs to its end: a cancel arriving now must
 		// not leave its outcome unknown.
