@@ -47,10 +47,12 @@ from .errors import (
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
+    ExpireSnapshotsResult,
     MergeCounts,
     RefInfo,
     RefRemoval,
     RefResult,
+    RemoveOrphanFilesResult,
     ScanProgress,
     SnapshotInfo,
     WriteMetrics,
@@ -117,6 +119,7 @@ __all__ = [
     "CommitConflictError",
     "CommitStateUnknownError",
     "DataFrameWriterV2",
+    "ExpireSnapshotsResult",
     "ForkSafetyError",
     "IcebergGoError",
     "IcebergIOError",
@@ -133,6 +136,7 @@ __all__ = [
     "RefInfo",
     "RefRemoval",
     "RefResult",
+    "RemoveOrphanFilesResult",
     "ScanProgress",
     "ScanStream",
     "Session",

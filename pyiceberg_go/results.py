@@ -17,13 +17,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
+
+if TYPE_CHECKING:
+    import pyarrow
 
 __all__ = [
+    "ExpireSnapshotsResult",
     "MergeCounts",
     "RefInfo",
     "RefRemoval",
     "RefResult",
+    "RemoveOrphanFilesResult",
     "ScanProgress",
     "SnapshotInfo",
     "WriteMetrics",
@@ -207,3 +212,124 @@ class ScanProgress(TypedDict):
     rows: int
     bytes: int
     files: int
+
+
+def _ints(v: Any) -> list[int]:
+    return [int(x) for x in (v or [])]
+
+
+def _strs(v: Any) -> list[str]:
+    return [str(x) for x in (v or [])]
+
+
+@dataclass(frozen=True)
+class ExpireSnapshotsResult:
+    """What :meth:`pyiceberg_go.Table.expire_snapshots` did: Spark's result columns (files deleted,
+    by kind), plus the snapshots, refs, specs and schemas it removed from the metadata.
+
+    ``failed_deletes`` lists files that could not be deleted after the commit (they stay,
+    unreachable; :meth:`~pyiceberg_go.Table.remove_orphan_files` finds them later).
+
+    Example::
+
+        r = ig.table("local.db.t").expire_snapshots(retain_last=5)
+        print(r.deleted_data_files_count, r.deleted_manifest_lists_count, r.expired_snapshot_ids)
+    """
+
+    table: str
+    deleted_data_files_count: int
+    deleted_position_delete_files_count: int
+    deleted_equality_delete_files_count: int
+    deleted_manifest_files_count: int
+    deleted_manifest_lists_count: int
+    deleted_statistics_files_count: int
+    expired_snapshot_ids: list[int] = field(default_factory=list)
+    removed_refs: list[str] = field(default_factory=list)
+    removed_spec_ids: list[int] = field(default_factory=list)
+    removed_schema_ids: list[int] = field(default_factory=list)
+    failed_deletes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> ExpireSnapshotsResult:
+        """Build a result from the library's ``expire_snapshots`` document (docs/abi.md#result).
+
+        Example::
+
+            ExpireSnapshotsResult.from_document({"table": "db.t", "deleted_data_files_count": 1})
+        """
+        counts = {k: int(doc.get(k) or 0) for k in _EXPIRE_COUNTS}
+        return cls(
+            table=str(doc.get("table", "")),
+            **counts,
+            expired_snapshot_ids=_ints(doc.get("expired_snapshot_ids")),
+            removed_refs=_strs(doc.get("removed_refs")),
+            removed_spec_ids=_ints(doc.get("removed_spec_ids")),
+            removed_schema_ids=_ints(doc.get("removed_schema_ids")),
+            failed_deletes=_strs(doc.get("failed_deletes")),
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Spark's six result columns by name (the row ``CALL ... expire_snapshots`` returns).
+
+        Example::
+
+            assert sum(ig.table("local.db.t").expire_snapshots().counts().values()) >= 0
+        """
+        return {k: int(getattr(self, k)) for k in _EXPIRE_COUNTS}
+
+
+_EXPIRE_COUNTS = (
+    "deleted_data_files_count",
+    "deleted_position_delete_files_count",
+    "deleted_equality_delete_files_count",
+    "deleted_manifest_files_count",
+    "deleted_manifest_lists_count",
+    "deleted_statistics_files_count",
+)
+
+
+@dataclass(frozen=True)
+class RemoveOrphanFilesResult:
+    """What :meth:`pyiceberg_go.Table.remove_orphan_files` found: the orphan files' locations
+    (Spark's ``orphan_file_location`` column), deleted unless ``dry_run``.
+
+    Example::
+
+        r = ig.table("local.db.t").remove_orphan_files(dry_run=True)
+        for loc in r.orphan_file_locations:
+            print(loc)
+        r.to_arrow()  # a pyarrow Table with column orphan_file_location
+    """
+
+    table: str
+    orphan_file_locations: list[str] = field(default_factory=list)
+    dry_run: bool = False
+    failed_deletes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> RemoveOrphanFilesResult:
+        """Build a result from the library's ``remove_orphan_files`` document (docs/abi.md#result).
+
+        Example::
+
+            RemoveOrphanFilesResult.from_document({"table": "db.t", "orphan_file_locations": ["/x"]})
+        """
+        return cls(
+            table=str(doc.get("table", "")),
+            orphan_file_locations=_strs(doc.get("orphan_file_locations")),
+            dry_run=bool(doc.get("dry_run", False)),
+            failed_deletes=_strs(doc.get("failed_deletes")),
+        )
+
+    def to_arrow(self) -> pyarrow.Table:
+        """The orphans as Spark's procedure returns them: a table with column ``orphan_file_location``.
+
+        Example::
+
+            print(ig.table("local.db.t").remove_orphan_files(dry_run=True).to_arrow().num_rows)
+        """
+        from .scan import _require_pyarrow
+
+        pa = _require_pyarrow("RemoveOrphanFilesResult.to_arrow()")
+        column = pa.array(self.orphan_file_locations, pa.string())
+        return cast("pyarrow.Table", pa.table({"orphan_file_location": column}))

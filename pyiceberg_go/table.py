@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _session
+from .errors import InvalidArgumentError
 from .expressions import Column, _literal, to_sql
-from .results import RefInfo, RefRemoval, RefResult, SnapshotInfo, WriteResult
+from .results import (
+    ExpireSnapshotsResult,
+    RefInfo,
+    RefRemoval,
+    RefResult,
+    RemoveOrphanFilesResult,
+    SnapshotInfo,
+    WriteResult,
+)
 from .scan import ScanStream, _require_pyarrow
 
 if TYPE_CHECKING:
@@ -275,6 +285,74 @@ class Table:
         doc = {"op": "publish", "table": self.identifier, "wap_id": str(wap_id)}
         return WriteResult.from_document(self._session._execute(doc))
 
+    def expire_snapshots(
+        self,
+        older_than: _dt.datetime | int | None = None,
+        retain_last: int | None = None,
+        snapshot_ids: Iterable[int] | None = None,
+        clean_expired_metadata: bool = False,
+    ) -> ExpireSnapshotsResult:
+        """Expire old snapshots and delete the files only they reached, as Spark's ``expire_snapshots``.
+
+        ``older_than`` (an aware ``datetime`` or epoch milliseconds; default now minus the table's
+        ``history.expire.max-snapshot-age-ms``, 5 days) and ``retain_last`` (at least 1; default
+        ``history.expire.min-snapshots-to-keep``, 1) decide which ancestors of each branch stay;
+        a branch's or tag's own retention settings win, refs older than their
+        ``max-ref-age-ms`` are removed, and the snapshot of every remaining branch and tag is
+        kept. ``snapshot_ids`` are expired in addition. ``clean_expired_metadata`` also
+        removes partition specs and schemas no remaining snapshot uses. Files are deleted
+        after the commit, and only those no remaining snapshot, branch or tag reaches.
+
+        Example::
+
+            import datetime as dt
+            week_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=7)
+            r = ig.table("local.db.t").expire_snapshots(older_than=week_ago, retain_last=10)
+            print(r.counts(), r.expired_snapshot_ids)
+        """
+        doc: dict[str, Any] = {"op": "expire_snapshots", "table": self.identifier}
+        if older_than is not None:
+            doc["older_than_ms"] = _epoch_ms(older_than)
+        if retain_last is not None:
+            doc["retain_last"] = _int_arg("retain_last", retain_last)
+        if snapshot_ids is not None:
+            if isinstance(snapshot_ids, (str, bytes)):
+                raise TypeError("snapshot_ids must be an iterable of int")
+            doc["snapshot_ids"] = [_int_arg("snapshot_ids", i) for i in snapshot_ids]
+        if clean_expired_metadata:
+            doc["clean_expired_metadata"] = True
+        return ExpireSnapshotsResult.from_document(self._session._execute(doc))
+
+    def remove_orphan_files(
+        self,
+        older_than: _dt.datetime | int | None = None,
+        location: str | None = None,
+        dry_run: bool = False,
+    ) -> RemoveOrphanFilesResult:
+        """Delete the files under the table's location that no snapshot or metadata file reaches,
+        as Spark's ``remove_orphan_files``.
+
+        Only files last modified before ``older_than`` (an aware ``datetime`` or epoch
+        milliseconds; default now minus 3 days, and at least 24 hours before now) count:
+        younger ones may belong to a write still running. ``location`` lists another folder
+        instead of the table's. ``dry_run`` only lists them.
+
+        Example::
+
+            r = ig.table("local.db.t").remove_orphan_files(dry_run=True)
+            print(len(r.orphan_file_locations), r.to_arrow())
+        """
+        doc: dict[str, Any] = {"op": "remove_orphan_files", "table": self.identifier}
+        if older_than is not None:
+            doc["older_than_ms"] = _epoch_ms(older_than)
+        if location is not None:
+            if not isinstance(location, str):
+                raise TypeError(f"location must be a str, got {type(location).__name__}")
+            doc["location"] = location
+        if dry_run:
+            doc["dry_run"] = True
+        return RemoveOrphanFilesResult.from_document(self._session._execute(doc))
+
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):
             raise TypeError(f"{op}() takes ref names as str")
@@ -290,6 +368,24 @@ class Table:
         if options:
             doc["options"] = {str(k): _session._option_value(v) for k, v in options.items()}
         return doc
+
+
+def _int_arg(name: str, v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{name} takes int values, got {type(v).__name__}")
+    return v
+
+
+def _epoch_ms(v: _dt.datetime | int) -> int:
+    """``older_than`` as epoch milliseconds: an aware datetime, or milliseconds already."""
+    if isinstance(v, _dt.datetime):
+        if v.tzinfo is None:
+            raise InvalidArgumentError(
+                "older_than must be a timezone-aware datetime (or epoch milliseconds): a naive one is ambiguous"
+            )
+        delta = v - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        return delta // _dt.timedelta(milliseconds=1)
+    return _int_arg("older_than", v)
 
 
 def table(identifier: str) -> Table:

@@ -21,6 +21,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/maintenance"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
@@ -91,6 +92,9 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
 	if isRefOp(req.Op) {
 		return runRefOp(ctx, cat, id, req)
+	}
+	if maintenance.Handles(req.Op) {
+		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident}, req, time.Now())
 	}
 	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
 		if input == nil && request.IsWrite(req.Op) {

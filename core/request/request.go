@@ -52,6 +52,11 @@ const (
 	OpPublish = "publish"
 	// OpRefs lists the table's branches and tags.
 	OpRefs = "refs"
+
+	// Table maintenance (core/maintenance), as Spark's procedures of the
+	// same names.
+	OpExpireSnapshots   = "expire_snapshots"
+	OpRemoveOrphanFiles = "remove_orphan_files"
 )
 
 var ops = map[string]bool{
@@ -60,6 +65,7 @@ var ops = map[string]bool{
 	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: testhooks.Enabled,
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
+	OpExpireSnapshots: true, OpRemoveOrphanFiles: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -110,6 +116,20 @@ type Request struct {
 	// keep the batches themselves until their row groups are complete
 	// instead of the encoded pages.
 	InputInMemory bool `json:"input_in_memory,omitempty"`
+
+	// OlderThanMs is the cutoff (epoch milliseconds) of expire_snapshots
+	// and remove_orphan_files.
+	OlderThanMs *int64 `json:"older_than_ms,omitempty"`
+	// RetainLast is expire_snapshots' minimum number of ancestors of each
+	// branch to keep (at least 1).
+	RetainLast *int `json:"retain_last,omitempty"`
+	// SnapshotIDs are snapshots expire_snapshots expires in addition.
+	SnapshotIDs []int64 `json:"snapshot_ids,omitempty"`
+	// CleanExpiredMetadata also removes the partition specs and schemas no
+	// remaining snapshot uses (expire_snapshots).
+	CleanExpiredMetadata bool `json:"clean_expired_metadata,omitempty"`
+	// DryRun lists orphan files without deleting them (remove_orphan_files).
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
@@ -256,6 +276,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 	if err := r.validateRefOp(); err != nil {
 		return nil, err
 	}
+	if err := r.validateMaintenance(); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -314,6 +337,37 @@ func (r *Request) validateRefOp() error {
 		case !need[f.name] && f.v != "":
 			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
 		}
+	}
+	return nil
+}
+
+// validateMaintenance checks the fields of expire_snapshots and
+// remove_orphan_files and that no other operation carries them.
+func (r *Request) validateMaintenance() error {
+	expire, orphans := r.Op == OpExpireSnapshots, r.Op == OpRemoveOrphanFiles
+	for _, f := range []struct {
+		name     string
+		set, may bool
+	}{
+		{"older_than_ms", r.OlderThanMs != nil, expire || orphans},
+		{"retain_last", r.RetainLast != nil, expire},
+		{"snapshot_ids", r.SnapshotIDs != nil, expire},
+		{"clean_expired_metadata", r.CleanExpiredMetadata, expire},
+		{"dry_run", r.DryRun, orphans},
+	} {
+		if f.set && !f.may {
+			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
+		}
+	}
+	if (expire || orphans) && r.SnapshotID != nil {
+		return fmt.Errorf("%w: operation %s takes no snapshot_id", errs.ErrInvalidArgument, r.Op)
+	}
+	if expire && r.Location != "" {
+		return fmt.Errorf("%w: operation %s takes no location", errs.ErrInvalidArgument, r.Op)
+	}
+	if r.RetainLast != nil && *r.RetainLast < 1 {
+		// Java's RemoveSnapshots.retainLast.
+		return fmt.Errorf("%w: Number of snapshots to retain must be at least 1, cannot be: %d", errs.ErrInvalidArgument, *r.RetainLast)
 	}
 	return nil
 }

@@ -1,0 +1,37 @@
+package request
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+)
+
+func TestMaintenanceFields(t *testing.T) {
+	for doc, bad := range map[string]string{
+		`{"op":"expire_snapshots","table":"db.t","older_than_ms":1,"retain_last":2,"snapshot_ids":[1],"clean_expired_metadata":true}`: "",
+		`{"op":"remove_orphan_files","table":"db.t","older_than_ms":1,"location":"/x","dry_run":true}`:                                "",
+		`{"op":"expire_snapshots","table":"db.t","retain_last":0}`:                                                                    "at least 1",
+		`{"op":"expire_snapshots","table":"db.t","dry_run":true}`:                                                                     "takes no dry_run",
+		`{"op":"expire_snapshots","table":"db.t","location":"/x"}`:                                                                    "takes no location",
+		`{"op":"remove_orphan_files","table":"db.t","retain_last":1}`:                                                                 "takes no retain_last",
+		`{"op":"append","table":"db.t","older_than_ms":1}`:                                                                            "takes no older_than_ms",
+		`{"op":"scan","table":"db.t","snapshot_ids":[1]}`:                                                                             "takes no snapshot_ids",
+	} {
+		_, err := Decode([]byte(doc))
+		switch {
+		case bad == "" && err != nil:
+			t.Errorf("%s: %v", doc, err)
+		case bad != "" && (!errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(fmtErr(err), bad)):
+			t.Errorf("%s: got %v, want an invalid argument with %q", doc, err, bad)
+		}
+	}
+}
+
+func fmtErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
