@@ -62,8 +62,8 @@ type pending struct {
 //     MaxBufferedBytes, then every partition is written out to files of
 //     its own.
 type distributor struct {
-	w    *writer
-	p    *plan
+	w    *Writer
+	p    *Plan
 	ctx  context.Context
 	fs   io.WriteFileIO
 	root paths.Root // where the files go (plan.dataRoot)
@@ -90,7 +90,7 @@ type distributor struct {
 	// closing are writers of finished buffers, closed at the end so they
 	// encode in parallel with what follows.
 	closing []*slot
-	out     written
+	out     Written
 
 	// held are the first batches, kept back until they hold enough rows
 	// for the dictionary decision (a rewrite's first batch can be a few
@@ -109,50 +109,50 @@ type distributor struct {
 
 // writeData runs the data path: conform, partition, lay out, encode.
 // Files of a failed write are deleted before it returns.
-func (w *writer) writeData(ctx context.Context, p *plan, in array.RecordReader) (written, error) {
-	return w.writeFiles(ctx, p, in, workers())
+func (w *Writer) WriteData(ctx context.Context, p *Plan, in array.RecordReader) (Written, error) {
+	return w.WriteFiles(ctx, p, in, Workers())
 }
 
 // writeFiles is writeData with at most spread files encoding at once for
 // an unpartitioned, unsorted write (rewrites running side by side each
 // take their share of the cores).
-func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader, spread int) (written, error) {
-	fs, err := w.dataFS(ctx, p)
+func (w *Writer) WriteFiles(ctx context.Context, p *Plan, in array.RecordReader, spread int) (Written, error) {
+	fs, err := w.DataFS(ctx, p)
 	if err != nil {
-		return written{}, err
+		return Written{}, err
 	}
 	mem := memory.DefaultAllocator
-	conf, err := schema.NewConformer(p.schema, in.Schema(), schema.Options{CheckNullability: p.eff.CheckNullability, CheckOrdering: p.eff.CheckOrdering, Zone: p.eff.Zone}, mem)
+	conf, err := schema.NewConformer(p.Schema, in.Schema(), schema.Options{CheckNullability: p.Eff.CheckNullability, CheckOrdering: p.Eff.CheckOrdering, Zone: p.Eff.Zone}, mem)
 	if err != nil {
-		return written{}, err
+		return Written{}, err
 	}
-	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
+	pqOpts, err := parquet.OptionsFromProperties(p.Eff.Props)
 	if err != nil {
-		return written{}, err
+		return Written{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		return Written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 	}
 	d := &distributor{
-		w: w, p: p, ctx: ctx, fs: fs, root: p.dataRoot(), opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
+		w: w, p: p, ctx: ctx, fs: fs, root: p.DataRoot(), opts: pqOpts, sch: conf.Schema(), mem: mem, opID: uuid.New().String(),
 		slots: map[string]*slot{}, bufs: map[string]*pending{}, spread: max(1, spread),
 	}
 	d.splitMem = mem
-	d.borrow = w.req != nil && w.req.InputInMemory && in == w.input
+	d.borrow = w.Req != nil && w.Req.InputInMemory && in == w.Input
 	if parquet.KeepsNoInput(d.sch, pqOpts) {
 		d.splitMem = transform.NewRecycler(recycleBytes)
 	}
 	for in.Next() {
 		if err := ctx.Err(); err != nil {
 			d.abort()
-			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+			return Written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 		}
 		rec := in.RecordBatch()
 		if rec.NumRows() == 0 {
 			continue
 		}
-		w.prog.Rows.Add(rec.NumRows())
-		w.prog.Bytes.Add(parquet.RecordBytes(rec))
+		w.Prog.Rows.Add(rec.NumRows())
+		w.Prog.Bytes.Add(parquet.RecordBytes(rec))
 		c, err := conf.Conform(rec)
 		if err == nil {
 			err = d.addSlices(c, d.borrow && sharesMemory(c, rec))
@@ -160,12 +160,12 @@ func (w *writer) writeFiles(ctx context.Context, p *plan, in array.RecordReader,
 		}
 		if err != nil {
 			d.abort()
-			return written{}, err
+			return Written{}, err
 		}
 	}
 	if err := in.Err(); err != nil {
 		d.abort()
-		return written{}, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
+		return Written{}, fmt.Errorf("%w: reading the input stream: %v", errs.ErrInvalidArgument, err)
 	}
 	return d.finish()
 }
@@ -182,7 +182,7 @@ const splitRows = 1 << 16
 // split into partitions; lent as for add.
 func (d *distributor) addSlices(c arrow.RecordBatch, lent bool) error {
 	n := c.NumRows()
-	if d.p.spec.IsUnpartitioned() || n <= splitRows {
+	if d.p.Spec.IsUnpartitioned() || n <= splitRows {
 		return d.add(c, lent)
 	}
 	for off := int64(0); off < n; off += splitRows {
@@ -217,10 +217,10 @@ func (d *distributor) add(c arrow.RecordBatch, lent bool) error {
 func (d *distributor) routeHeld() error {
 	held, lent := d.held, d.heldLent
 	d.held, d.heldLent, d.heldRows = nil, nil, 0
-	defer releaseAll(held)
+	defer ReleaseAll(held)
 	sample := held[len(held)-1]
 	if sample.NumRows() < dictSampleRows && len(held) > 1 {
-		all, err := concatBatches(d.sch, held)
+		all, err := ConcatBatches(d.sch, held)
 		if err != nil {
 			return err
 		}
@@ -244,14 +244,14 @@ func (d *distributor) routeHeld() error {
 // route sends one batch to its writers.
 func (d *distributor) route(c arrow.RecordBatch, lent bool) error {
 	d.batch++
-	if d.p.sorter == nil && d.p.spec.IsUnpartitioned() {
+	if d.p.sorter == nil && d.p.Spec.IsUnpartitioned() {
 		// Spread batches over up to one writer per core so encoding runs
 		// on all of them, once the input is large enough that the extra
 		// files pay for themselves (small appends stay one file).
 		n := parquet.RecordBytes(c)
 		d.seen += n
 		if len(d.rr) == 0 || (len(d.rr) < d.spread && d.seen > spreadAfterBytes) {
-			s, err := d.newSlot(fmt.Sprint(len(d.rr)), voidValues(d.p.spec))
+			s, err := d.newSlot(fmt.Sprint(len(d.rr)), voidValues(d.p.Spec))
 			if err != nil {
 				return err
 			}
@@ -284,7 +284,7 @@ func (d *distributor) route(c arrow.RecordBatch, lent bool) error {
 	if d.buffering() {
 		splitMem = d.mem
 	}
-	parts, err := transform.Split(c, d.p.spec, d.p.schema, splitMem)
+	parts, err := transform.Split(c, d.p.Spec, d.p.Schema, splitMem)
 	defer func() {
 		for _, part := range parts {
 			part.Record.Release()
@@ -317,7 +317,7 @@ func (d *distributor) buffering() bool {
 
 // clustered is Spark's writer without fanout under distribution none.
 func (d *distributor) clustered() bool {
-	return d.p.layout.Mode == layout.None && !d.p.layout.Fanout && !d.p.spec.IsUnpartitioned()
+	return d.p.layout.Mode == layout.None && !d.p.layout.Fanout && !d.p.Spec.IsUnpartitioned()
 }
 
 // voidValues is the partition tuple of an unpartitioned spec: a null for
@@ -336,7 +336,7 @@ func voidValues(spec iceberg.PartitionSpec) map[int]any {
 // partition's folder under the data root (paths.Root.Dir: a value too long
 // to name a folder is an error here, before any of its rows is written).
 func (d *distributor) newSlot(key string, values map[int]any) (*slot, error) {
-	dir, err := d.root.Dir(d.p.spec, d.p.schema, values)
+	dir, err := d.root.Dir(d.p.Spec, d.p.Schema, values)
 	if err != nil {
 		return nil, err
 	}
@@ -463,14 +463,14 @@ func (d *distributor) flush(key string, final bool) error {
 	} else {
 		sorted, err = layout.Concat(b.recs, d.mem)
 	}
-	releaseAll(b.recs)
+	ReleaseAll(b.recs)
 	if err != nil {
 		return err
 	}
 	defer sorted.Release()
 	runs := int64(1)
-	if final && d.p.spec.IsUnpartitioned() && b.bytes > spreadAfterBytes {
-		runs = int64(workers())
+	if final && d.p.Spec.IsUnpartitioned() && b.bytes > spreadAfterBytes {
+		runs = int64(Workers())
 	}
 	n := sorted.NumRows()
 	for i := range runs {
@@ -511,25 +511,25 @@ func (d *distributor) closeWaiting() error {
 func (d *distributor) collect(s *slot) error {
 	files, err := s.w.Close()
 	for _, f := range files {
-		d.out.paths = append(d.out.paths, f.Path)
+		d.out.Paths = append(d.out.Paths, f.Path)
 		if err != nil {
 			continue
 		}
-		wf := writtenFile{f: f, values: s.values}
+		wf := WrittenFile{File: f, Values: s.values}
 		if d.p.sorter != nil {
-			wf.sortOrderID = d.p.sorter.OrderID()
+			wf.SortOrderID = d.p.sorter.OrderID()
 		}
-		d.out.files = append(d.out.files, wf)
-		d.out.rows += f.Rows
-		d.out.bytes += f.Size
-		d.w.prog.Files.Add(1)
+		d.out.Files = append(d.out.Files, wf)
+		d.out.Rows += f.Rows
+		d.out.Bytes += f.Size
+		d.w.Prog.Files.Add(1)
 	}
 	return err
 }
 
 // finish writes what is buffered, closes every writer and returns the
 // files; on error it deletes them.
-func (d *distributor) finish() (written, error) {
+func (d *distributor) finish() (Written, error) {
 	var err error
 	if len(d.held) > 0 {
 		err = d.routeHeld()
@@ -575,16 +575,16 @@ func (d *distributor) finish() (written, error) {
 	if err != nil {
 		d.abort()
 		if errors.Is(err, context.Canceled) {
-			return written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+			return Written{}, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 		}
-		return written{}, err
+		return Written{}, err
 	}
 	return d.out, nil
 }
 
 // abort stops every writer and deletes every file written.
 func (d *distributor) abort() {
-	paths := d.out.paths
+	paths := d.out.Paths
 	for _, s := range d.rr {
 		paths = append(paths, s.w.Abort()...)
 	}
@@ -595,13 +595,13 @@ func (d *distributor) abort() {
 		paths = append(paths, s.w.Abort()...)
 	}
 	for _, b := range d.bufs {
-		releaseAll(b.recs)
+		ReleaseAll(b.recs)
 	}
-	releaseAll(d.held)
+	ReleaseAll(d.held)
 	d.held, d.heldLent = nil, nil
 	d.rr, d.slots, d.closing, d.bufs, d.bufOrder = nil, map[string]*slot{}, nil, map[string]*pending{}, nil
-	d.out = written{}
-	d.w.deleteFiles(context.WithoutCancel(d.ctx), d.p, paths)
+	d.out = Written{}
+	d.w.DeleteFiles(context.WithoutCancel(d.ctx), d.p, paths)
 }
 
 // sharesMemory reports whether every buffer of out's columns lies in the

@@ -49,7 +49,7 @@ type scope struct {
 // snapshot the operation started from, or validate-from-snapshot-id) for
 // changes that conflict with sc at level. A conflict is final: retrying
 // cannot resolve it.
-func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *table.Snapshot, level string, sc scope) error {
+func (w *Writer) validateIsolation(ctx context.Context, t *table.Table, from *table.Snapshot, level string, sc scope) error {
 	if level == isolationNone && len(sc.rewritten) == 0 {
 		return nil
 	}
@@ -59,10 +59,10 @@ func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *ta
 		fromID = &from.SnapshotID
 	}
 	var concurrent []*table.Snapshot
-	for cur := w.head(m); ; {
+	for cur := w.Head(m); ; {
 		if cur == nil {
 			if fromID != nil {
-				return commit.Final(fmt.Errorf("%w: snapshot %d that the operation started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, *fromID, w.branchName()))
+				return commit.Final(fmt.Errorf("%w: snapshot %d that the operation started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, *fromID, w.BranchName()))
 			}
 			break
 		}

@@ -69,8 +69,8 @@ type mergeClause struct {
 
 // merger runs one MERGE INTO (copy-on-write).
 type merger struct {
-	w      *writer
-	p      *plan
+	w      *Writer
+	p      *Plan
 	on     *expr.Expr
 	keys   []expr.Key
 	resid  *expr.Expr
@@ -93,23 +93,23 @@ type merger struct {
 // mergedFile is what became of one target data file.
 type mergedFile struct {
 	changed bool
-	out     written
+	out     Written
 	counts  mergeCounts
 }
 
 // runMerge runs MERGE INTO the table USING the input.
-func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result, error) {
-	spec := w.req.Merge
-	mode := strings.ToLower(p.eff.Props["write.merge.mode"])
+func (w *Writer) runMerge(ctx context.Context, p *Plan, t *table.Table) (*Result, error) {
+	spec := w.Req.Merge
+	mode := strings.ToLower(p.Eff.Props["write.merge.mode"])
 	switch mode {
 	case "", modeCopyOnWrite, modeMergeOnRead:
 		if mode == modeMergeOnRead && t.Metadata().Version() < 2 {
-			return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.id, t.Metadata().Version())
+			return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.ID, t.Metadata().Version())
 		}
 	default:
 		return nil, fmt.Errorf("%w: table property write.merge.mode=%q is not copy-on-write or merge-on-read", errs.ErrInvalidArgument, mode)
 	}
-	level, err := tableIsolation(p.eff.Props, "write.merge.isolation-level")
+	level, err := tableIsolation(p.Eff.Props, "write.merge.isolation-level")
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		return nil, err
 	}
 	defer m.source.Release()
-	start := w.head(t.Metadata())
+	start := w.Head(t.Metadata())
 	if mode == modeMergeOnRead {
 		return m.mergeOnRead(ctx, t, start, level)
 	}
@@ -128,7 +128,7 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		m.cleanup(ctx)
 		return nil, err
 	}
-	retry, err := w.retryPolicy(p.props)
+	retry, err := w.RetryPolicy(p.Props)
 	if err != nil {
 		m.cleanup(ctx)
 		return nil, err
@@ -161,13 +161,13 @@ func (w *writer) runMerge(ctx context.Context, p *plan, t *table.Table) (*Result
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			m.cleanup(ctx)
 		}
-		return nil, mapCatalogErr(err, w.id)
+		return nil, MapErr(err, w.ID)
 	}
 	return m.result(committed, c.add, did, counts), nil
 }
 
-func (m *merger) result(t *table.Table, wr written, committed bool, counts mergeCounts) *Result {
-	res := m.w.result(t, wr, committed)
+func (m *merger) result(t *table.Table, wr Written, committed bool, counts mergeCounts) *Result {
+	res := m.w.Result(t, wr, committed)
 	res.Merge = map[string]int64{}
 	for _, k := range mergeCountKeys {
 		res.Merge[strings.TrimPrefix(k, "spark.merge-into.")] = counts[k]
@@ -240,24 +240,24 @@ func (m *merger) mergeOnRead(ctx context.Context, t *table.Table, start *table.S
 		if tg == nil {
 			continue
 		}
-		rows.files = append(rows.files, tg.updated.files...)
-		rows.paths = append(rows.paths, tg.updated.paths...)
-		rows.rows += tg.updated.rows
-		rows.bytes += tg.updated.bytes
+		rows.Files = append(rows.Files, tg.updated.Files...)
+		rows.Paths = append(rows.Paths, tg.updated.Paths...)
+		rows.Rows += tg.updated.Rows
+		rows.Bytes += tg.updated.Bytes
 		if !tg.matched.IsEmpty() {
 			hit = append(hit, tg)
 			touched[tg.file.FilePath()] = true
 			oldDVs = append(oldDVs, tg.oldDVs...)
 		}
 	}
-	if len(hit) == 0 && len(rows.files) == 0 {
-		return m.result(t, written{}, false, counts), nil
+	if len(hit) == 0 && len(rows.Files) == 0 {
+		return m.result(t, Written{}, false, counts), nil
 	}
 	var deletes []iceberg.DataFile
 	var delPaths []string
 	if len(hit) > 0 {
 		if deletes, delPaths, err = w.writeDeletes(ctx, p, t.Metadata().Version(), hit); err != nil {
-			w.deleteFiles(context.WithoutCancel(ctx), p, append(rows.paths, delPaths...))
+			w.DeleteFiles(context.WithoutCancel(ctx), p, append(rows.Paths, delPaths...))
 			return nil, err
 		}
 	}
@@ -268,16 +268,16 @@ func (m *merger) mergeOnRead(ctx context.Context, t *table.Table, start *table.S
 		}}
 	}, func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error) {
 		if len(deletes) == 0 {
-			reqs, updates, err := w.stageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
+			reqs, updates, err := w.StageAppend(ctx, p, head.Metadata(), head.MetadataLocation(), rows)
 			return reqs, retitle(updates, table.OpAppend, m.summaryProps(counts)), err
 		}
 		reqs, updates, err := w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), rows, deletes, oldDVs)
 		op := table.OpDelete
-		if len(rows.files) > 0 {
+		if len(rows.Files) > 0 {
 			op = table.OpOverwrite
 		}
 		return reqs, retitle(updates, op, m.summaryProps(counts)), err
-	}, append(append([]string{}, rows.paths...), delPaths...))
+	}, append(append([]string{}, rows.Paths...), delPaths...))
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (m *merger) markFile(ctx context.Context, fs icebergio.IO, t *table.Table, 
 		pos     uint64
 		updated []arrow.RecordBatch
 	)
-	defer func() { releaseAll(updated) }()
+	defer func() { ReleaseAll(updated) }()
 	for rec, err := range batches {
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, task.File.FilePath(), err)
@@ -337,7 +337,7 @@ func (m *merger) markFile(ctx context.Context, fs icebergio.IO, t *table.Table, 
 			return nil, fmt.Errorf("%w: writing updated rows of %s: %v", errs.ErrValidation, task.File.FilePath(), err)
 		}
 		defer rdr.Release()
-		if tg.updated, err = m.w.writeData(ctx, m.p, rdr); err != nil {
+		if tg.updated, err = m.w.WriteData(ctx, m.p, rdr); err != nil {
 			return nil, err
 		}
 	}
@@ -349,30 +349,30 @@ func (m *merger) cleanupTargets(ctx context.Context, targets []*morTarget, more 
 	paths := append([]string{}, more...)
 	for _, tg := range targets {
 		if tg != nil {
-			paths = append(paths, tg.updated.paths...)
+			paths = append(paths, tg.updated.Paths...)
 		}
 	}
 	m.mu.Lock()
 	for _, mf := range m.files {
-		paths = append(paths, mf.out.paths...)
+		paths = append(paths, mf.out.Paths...)
 	}
 	m.mu.Unlock()
-	m.w.deleteFiles(context.WithoutCancel(ctx), m.p, paths)
+	m.w.DeleteFiles(context.WithoutCancel(ctx), m.p, paths)
 }
 
 // newMerger reads the source and binds the ON condition and clauses.
-func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, meta table.Metadata) (*merger, error) {
-	srcSchema, err := schema.FromArrow(w.input.Schema(), false)
+func (w *Writer) newMerger(ctx context.Context, p *Plan, spec *request.Merge, meta table.Metadata) (*merger, error) {
+	srcSchema, err := schema.FromArrow(w.Input.Schema(), false)
 	if err != nil {
 		return nil, err
 	}
-	tableCols := len(p.schema.Fields())
+	tableCols := len(p.Schema.Fields())
 	if spec.SchemaEvolution {
 		if err := evolveForSource(p, srcSchema, meta); err != nil {
 			return nil, err
 		}
 	}
-	target, err := table.SchemaToArrowSchema(p.schema, nil, true, false)
+	target, err := table.SchemaToArrowSchema(p.Schema, nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the table's schema: %v", errs.ErrValidation, err)
 	}
@@ -383,11 +383,11 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 	// a merge runs on it are arrow-go's compute kernels, which cannot take
 	// views (a list of views in several data buffers made them panic on a
 	// goroutine of their own, which ended the process).
-	conf, err := schema.NewConformer(srcSchema, w.input.Schema(), schema.Options{}, memory.DefaultAllocator)
+	conf, err := schema.NewConformer(srcSchema, w.Input.Schema(), schema.Options{}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, err
 	}
-	if m.source, err = readSource(ctx, w.input, conf); err != nil {
+	if m.source, err = readSource(ctx, w.Input, conf); err != nil {
 		return nil, err
 	}
 	if m.source.NumRows() > maxMergeSourceRowsIdx {
@@ -398,7 +398,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 		m.source.Release()
 		return nil, err
 	}
-	targetNames := []string{"target", w.id.Name}
+	targetNames := []string{"target", w.ID.Name}
 	if spec.TargetAlias != "" {
 		targetNames = append(targetNames, spec.TargetAlias)
 	}
@@ -406,10 +406,10 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 	if spec.SourceAlias != "" {
 		sourceNames = append(sourceNames, spec.SourceAlias)
 	}
-	tScope := expr.Scope{Names: targetNames, Schema: p.schema}
+	tScope := expr.Scope{Names: targetNames, Schema: p.Schema}
 	sScope := expr.Scope{Names: sourceNames, Schema: srcSchema}
 	both := []expr.Scope{tScope, sScope}
-	inZone := expr.InZone(p.eff.Zone)
+	inZone := expr.InZone(p.Eff.Zone)
 	if m.on, err = expr.CompileScopes(spec.On, both, inZone); err != nil {
 		return fail(err)
 	}
@@ -438,7 +438,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 		set := c.Set
 		switch c.Action {
 		case request.ActionUpdateAll, request.ActionInsertAll:
-			if set, err = allColumns(p.schema, srcSchema, srcName, targetNames[0], c.Action, spec.SchemaEvolution); err != nil {
+			if set, err = allColumns(p.Schema, srcSchema, srcName, targetNames[0], c.Action, spec.SchemaEvolution); err != nil {
 				return fail(fmt.Errorf("merge clause %d (%s): %w", i, c.Action, err))
 			}
 			mc.action = request.ActionUpdate
@@ -447,12 +447,12 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 			}
 		}
 		for col, text := range set {
-			idx := topLevelIndex(p.schema, col)
+			idx := topLevelIndex(p.Schema, col)
 			if c.Action == request.ActionUpdateAll || c.Action == request.ActionInsertAll {
 				// Nested columns are copied whole from the source column of
 				// the same name.
 				if si := topLevelIndex(srcSchema, col); si >= 0 && idx >= 0 {
-					if _, nested := p.schema.Field(idx).Type.(iceberg.NestedType); nested {
+					if _, nested := p.Schema.Field(idx).Type.(iceberg.NestedType); nested {
 						mc.copy[idx] = si
 						continue
 					}
@@ -466,7 +466,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 			}
 			v, err := expr.CompileScopes(text, scopes, inZone)
 			if err == nil {
-				f := p.schema.Field(idx)
+				f := p.Schema.Field(idx)
 				v, err = v.AssignTo(f.Name, f.Type)
 			}
 			if err != nil {
@@ -475,7 +475,7 @@ func (w *writer) newMerger(ctx context.Context, p *plan, spec *request.Merge, me
 			mc.set[idx] = v
 		}
 		if mc.action == request.ActionInsert {
-			for i, f := range p.schema.Fields() {
+			for i, f := range p.Schema.Fields() {
 				_, copied := mc.copy[i]
 				if _, ok := mc.set[i]; !ok && !copied && f.Required {
 					return fail(fmt.Errorf("%w: merge insert gives no value for required column %q", errs.ErrValidation, f.Name))
@@ -523,12 +523,12 @@ func allColumns(target, source *iceberg.Schema, srcName, tgtName, action string,
 // evolveForSource adds the source's top-level columns the table lacks
 // (optional, with new field ids) to p's schema, as a change committed with
 // the merge's data.
-func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
+func evolveForSource(p *Plan, src *iceberg.Schema, meta table.Metadata) error {
 	next := meta.LastColumnID() + 1
-	fields := append([]iceberg.NestedField{}, p.schema.Fields()...)
+	fields := append([]iceberg.NestedField{}, p.Schema.Fields()...)
 	added := false
 	for _, f := range src.Fields() {
-		if i := topLevelIndex(p.schema, f.Name); i >= 0 {
+		if i := topLevelIndex(p.Schema, f.Name); i >= 0 {
 			if merged, changed := mergeType(fields[i].Type, f.Type, &next); changed {
 				fields[i].Type = merged
 				added = true
@@ -548,9 +548,9 @@ func evolveForSource(p *plan, src *iceberg.Schema, meta table.Metadata) error {
 	for _, sc := range meta.Schemas() {
 		maxID = max(maxID, sc.ID)
 	}
-	evolved := iceberg.NewSchemaWithIdentifiers(maxID+1, p.schema.IdentifierFieldIDs, fields...)
-	p.evolution = &evolution{from: p.schema.ID, schema: evolved}
-	p.schema = evolved
+	evolved := iceberg.NewSchemaWithIdentifiers(maxID+1, p.Schema.IdentifierFieldIDs, fields...)
+	p.Evolution = &Evolution{From: p.Schema.ID, Schema: evolved}
+	p.Schema = evolved
 	return nil
 }
 
@@ -805,7 +805,7 @@ func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (
 			return c, nil, err
 		}
 		err = forEach(ctx, len(todo), func(ctx context.Context, i int) error {
-			mf, err := m.mergeFile(ctx, t, at, todo[i], rewriteSpread(len(todo)))
+			mf, err := m.mergeFile(ctx, t, at, todo[i], RewriteSpread(len(todo)))
 			if err != nil {
 				return err
 			}
@@ -823,10 +823,10 @@ func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (
 				continue
 			}
 			c.remove = append(c.remove, task.File)
-			c.add.files = append(c.add.files, mf.out.files...)
-			c.add.paths = append(c.add.paths, mf.out.paths...)
-			c.add.rows += mf.out.rows
-			c.add.bytes += mf.out.bytes
+			c.add.Files = append(c.add.Files, mf.out.Files...)
+			c.add.Paths = append(c.add.Paths, mf.out.Paths...)
+			c.add.Rows += mf.out.Rows
+			c.add.Bytes += mf.out.Bytes
 			counts.add(mf.counts)
 		}
 	}
@@ -835,10 +835,10 @@ func (m *merger) plan(ctx context.Context, t *table.Table, at *table.Snapshot) (
 		return c, nil, err
 	}
 	counts[mergeInserted] = n
-	c.add.files = append(c.add.files, ins.files...)
-	c.add.paths = append(c.add.paths, ins.paths...)
-	c.add.rows += ins.rows
-	c.add.bytes += ins.bytes
+	c.add.Files = append(c.add.Files, ins.Files...)
+	c.add.Paths = append(c.add.Paths, ins.Paths...)
+	c.add.Rows += ins.Rows
+	c.add.Bytes += ins.Bytes
 	m.mu.Lock()
 	m.files[""] = mergedFile{out: ins}
 	m.mu.Unlock()
@@ -859,7 +859,7 @@ func (m *merger) candidates(ctx context.Context, t *table.Table, at *table.Snaps
 	}
 	tasks, err := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, filter, t, at))).PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.id, err)
+		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, m.w.ID, err)
 	}
 	var todo []table.FileScanTask
 	seen := map[string]bool{}
@@ -894,15 +894,15 @@ func (m *merger) pruneFilter(ctx context.Context) (iceberg.BooleanExpression, er
 // mergeFile joins one target file with the source and applies the clauses.
 func (m *merger) mergeFile(ctx context.Context, t *table.Table, at *table.Snapshot, task table.FileScanTask, spread int) (mergedFile, error) {
 	path := task.File.FilePath()
-	_, batches, err := readTask(ctx, t, at, task, rewriteBatchRows)
+	_, batches, err := readTask(ctx, t, at, task, RewriteBatchRows)
 	if err != nil {
 		return mergedFile{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}
 	mf := mergedFile{counts: mergeCounts{}}
-	out, changed, err := rewriteStream(m.target, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
+	out, changed, err := RewriteStream(m.target, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
 		parts, _, changed, err := m.mergeBatch(ctx, rec, mf.counts, true)
 		return parts, changed, err
-	}, func(r array.RecordReader) (written, error) { return m.w.writeFiles(ctx, m.p, r, spread) })
+	}, func(r array.RecordReader) (Written, error) { return m.w.WriteFiles(ctx, m.p, r, spread) })
 	if err != nil || !changed {
 		return mergedFile{}, err
 	}
@@ -983,7 +983,7 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 	state := make([]byte, n) // 0 copied, 1 deleted, 2 updated
 	var out []arrow.RecordBatch
 	fail := func(err error) ([]arrow.RecordBatch, []byte, bool, error) {
-		releaseAll(out)
+		ReleaseAll(out)
 		return nil, nil, false, err
 	}
 	// WHEN MATCHED, first clause whose condition holds.
@@ -1079,7 +1079,7 @@ func (m *merger) mergeBatch(ctx context.Context, rec arrow.RecordBatch, counts m
 		out = append(out, kept)
 		counts[mergeCopied] += int64(len(keep))
 	} else if len(keep) == n {
-		releaseAll(out)
+		ReleaseAll(out)
 		out = nil
 	}
 	return out, state, touched, nil
@@ -1097,7 +1097,7 @@ func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	// Columns schema evolution widened are cast (int -> long, ...).
 	for i, c := range cols {
 		if want := m.target.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) && i < m.tableCols {
-			wide, err := widenTo(c, want, memory.DefaultAllocator)
+			wide, err := Widen(c, want, memory.DefaultAllocator)
 			if err != nil {
 				releaseArrays(nulls)
 				return nil, fmt.Errorf("%w: widening column %q: %v", errs.ErrValidation, m.target.Field(i).Name, err)
@@ -1261,9 +1261,9 @@ func (m *merger) shaped(cols []arrow.Array, n int64) (arrow.RecordBatch, error) 
 
 // inserts applies WHEN NOT MATCHED to the source rows no target row matched
 // and writes them; returns the files and the row count.
-func (m *merger) inserts(ctx context.Context) (written, int64, error) {
+func (m *merger) inserts(ctx context.Context) (Written, int64, error) {
 	if len(m.notMatched) == 0 {
-		return written{}, 0, nil
+		return Written{}, 0, nil
 	}
 	var rest []int32
 	for i := range m.srcMatched {
@@ -1272,22 +1272,22 @@ func (m *merger) inserts(ctx context.Context) (written, int64, error) {
 		}
 	}
 	if len(rest) == 0 {
-		return written{}, 0, nil
+		return Written{}, 0, nil
 	}
 	rs, err := m.source.take(ctx, rest)
 	if err != nil {
-		return written{}, 0, err
+		return Written{}, 0, err
 	}
 	defer rs.Release()
 	mem := memory.DefaultAllocator
 	done := make([]bool, len(rest))
 	var out []arrow.RecordBatch
-	defer func() { releaseAll(out) }()
+	defer func() { ReleaseAll(out) }()
 	var n int64
 	for _, cl := range m.notMatched {
 		sel, err := m.selectRows(ctx, cl.cond, []arrow.RecordBatch{rs}, done)
 		if err != nil {
-			return written{}, 0, err
+			return Written{}, 0, err
 		}
 		if len(sel) == 0 {
 			continue
@@ -1298,7 +1298,7 @@ func (m *merger) inserts(ctx context.Context) (written, int64, error) {
 		}
 		rows, err := takeRecord(ctx, rs, idx)
 		if err != nil {
-			return written{}, 0, err
+			return Written{}, 0, err
 		}
 		cols := make([]arrow.Array, m.target.NumFields())
 		for i := range cols {
@@ -1313,27 +1313,27 @@ func (m *merger) inserts(ctx context.Context) (written, int64, error) {
 			if err != nil {
 				releaseArrays(cols[:i])
 				rows.Release()
-				return written{}, 0, err
+				return Written{}, 0, err
 			}
 		}
 		rec, err := m.shaped(cols, rows.NumRows())
 		releaseArrays(cols)
 		rows.Release()
 		if err != nil {
-			return written{}, 0, err
+			return Written{}, 0, err
 		}
 		out = append(out, rec)
 		n += int64(len(sel))
 	}
 	if n == 0 {
-		return written{}, 0, nil
+		return Written{}, 0, nil
 	}
 	rdr, err := array.NewRecordReader(m.target, out)
 	if err != nil {
-		return written{}, 0, fmt.Errorf("%w: writing inserted rows: %v", errs.ErrValidation, err)
+		return Written{}, 0, fmt.Errorf("%w: writing inserted rows: %v", errs.ErrValidation, err)
 	}
 	defer rdr.Release()
-	wr, err := m.w.writeData(ctx, m.p, rdr)
+	wr, err := m.w.WriteData(ctx, m.p, rdr)
 	return wr, n, err
 }
 
@@ -1342,8 +1342,8 @@ func (m *merger) cleanup(ctx context.Context) {
 	var paths []string
 	m.mu.Lock()
 	for _, mf := range m.files {
-		paths = append(paths, mf.out.paths...)
+		paths = append(paths, mf.out.Paths...)
 	}
 	m.mu.Unlock()
-	m.w.deleteFiles(context.WithoutCancel(ctx), m.p, paths)
+	m.w.DeleteFiles(context.WithoutCancel(ctx), m.p, paths)
 }

@@ -46,7 +46,7 @@ type morTarget struct {
 	// oldDVs are the deletion vectors the new one replaces (v3).
 	oldDVs []iceberg.DataFile
 	// updated are the new rows of an update, written as data files.
-	updated written
+	updated Written
 }
 
 // mergeOnRead runs delete or update by writing delete files (position
@@ -54,16 +54,16 @@ type morTarget struct {
 func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *table.Snapshot, level string) (*Result, error) {
 	w, p := fl.w, fl.p
 	if t.Metadata().Version() < 2 {
-		return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.id, t.Metadata().Version())
+		return nil, fmt.Errorf("%w: merge-on-read needs format-version 2 or later (table %s is v%d)", errs.ErrNotSupported, w.ID, t.Metadata().Version())
 	}
-	first := w.head(t.Metadata())
+	first := w.Head(t.Metadata())
 	if first == nil {
-		return w.result(t, written{}, false), nil
+		return w.Result(t, Written{}, false), nil
 	}
 	sc := t.Scan(table.WithSnapshotID(first.SnapshotID), table.WithRowFilter(planFilter(ctx, fl.filter.Iceberg(), t, first)))
 	tasks, err := sc.PlanFiles(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, w.id, err)
+		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, w.ID, err)
 	}
 	var candidates []table.FileScanTask
 	allWhole := fl.op == request.OpDelete
@@ -84,7 +84,7 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 	}
 	if allWhole {
 		// Whole files only: a metadata-only delete, as Spark does.
-		return fl.copyOnWrite(ctx, t, start, level, written{})
+		return fl.copyOnWrite(ctx, t, start, level, Written{})
 	}
 	fs, err := t.FS(ctx)
 	if err != nil {
@@ -102,26 +102,26 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 			hit = append(hit, tg)
 		}
 	}
-	var newRows written
+	var newRows Written
 	for _, tg := range targets {
 		if tg == nil {
 			continue
 		}
-		newRows.files = append(newRows.files, tg.updated.files...)
-		newRows.paths = append(newRows.paths, tg.updated.paths...)
-		newRows.rows += tg.updated.rows
-		newRows.bytes += tg.updated.bytes
+		newRows.Files = append(newRows.Files, tg.updated.Files...)
+		newRows.Paths = append(newRows.Paths, tg.updated.Paths...)
+		newRows.Rows += tg.updated.Rows
+		newRows.Bytes += tg.updated.Bytes
 	}
 	if err != nil || len(hit) == 0 {
-		w.deleteFiles(context.WithoutCancel(ctx), p, newRows.paths)
+		w.DeleteFiles(context.WithoutCancel(ctx), p, newRows.Paths)
 		if err != nil {
 			return nil, err
 		}
-		return w.result(t, written{}, false), nil
+		return w.Result(t, Written{}, false), nil
 	}
 	deletes, delPaths, err := w.writeDeletes(ctx, p, t.Metadata().Version(), hit)
 	cleanup := func() {
-		w.deleteFiles(context.WithoutCancel(ctx), p, append(append([]string{}, newRows.paths...), delPaths...))
+		w.DeleteFiles(context.WithoutCancel(ctx), p, append(append([]string{}, newRows.Paths...), delPaths...))
 	}
 	if err != nil {
 		cleanup()
@@ -137,35 +137,35 @@ func (fl *filtered) mergeOnRead(ctx context.Context, t *table.Table, start *tabl
 		return scope{name: "rows matching " + fl.filter.String(), newData: fl.mightMatch(head), deletesIn: fl.mightMatch(head), rewritten: touched}
 	}, func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error) {
 		return w.stageRowDelta(ctx, p, head.Metadata(), head.MetadataLocation(), newRows, deletes, oldDVs)
-	}, append(append([]string{}, newRows.paths...), delPaths...))
+	}, append(append([]string{}, newRows.Paths...), delPaths...))
 	if err != nil {
 		return nil, err
 	}
-	return w.result(committed, newRows, true), nil
+	return w.Result(committed, newRows, true), nil
 }
 
 // commitDelta commits, with retries, the snapshot stage builds on the
 // current head, once the isolation check from start with the scope
 // scopeOf(head) passes. If it fails, the files at paths are deleted (unless
 // the commit's outcome is unknown).
-func (w *writer) commitDelta(ctx context.Context, p *plan, start *table.Snapshot, level string,
+func (w *Writer) commitDelta(ctx context.Context, p *Plan, start *table.Snapshot, level string,
 	scopeOf func(head *table.Table) scope,
 	stage func(ctx context.Context, head *table.Table) ([]table.Requirement, []table.Update, error),
 	paths []string,
 ) (*table.Table, error) {
-	retry, err := w.retryPolicy(p.props)
+	retry, err := w.RetryPolicy(p.Props)
 	if err != nil {
-		w.deleteFiles(context.WithoutCancel(ctx), p, paths)
+		w.DeleteFiles(context.WithoutCancel(ctx), p, paths)
 		return nil, err
 	}
 	w.testDelay()
 	var committed *table.Table
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
-		head, err := w.cat.LoadTable(ctx, w.ident)
+		head, err := w.Cat.LoadTable(ctx, w.Ident)
 		if err != nil {
 			return err
 		}
-		if err := checkSchemaUnchanged(head.Metadata(), p); err != nil {
+		if err := CheckSchemaUnchanged(head.Metadata(), p); err != nil {
 			return err
 		}
 		if err := w.validateIsolation(ctx, head, start, level, scopeOf(head)); err != nil {
@@ -175,14 +175,14 @@ func (w *writer) commitDelta(ctx context.Context, p *plan, start *table.Snapshot
 		if err != nil {
 			return err
 		}
-		committed, err = w.publish(ctx, p, reqs, updates)
+		committed, err = w.Publish(ctx, p, reqs, updates)
 		return err
 	})
 	if err != nil {
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
-			w.deleteFiles(context.WithoutCancel(ctx), p, paths)
+			w.DeleteFiles(context.WithoutCancel(ctx), p, paths)
 		}
-		return nil, mapCatalogErr(err, w.id)
+		return nil, MapErr(err, w.ID)
 	}
 	return committed, nil
 }
@@ -206,7 +206,7 @@ func forEach(ctx context.Context, n int, fn func(ctx context.Context, i int) err
 		mu.Unlock()
 		cancel()
 	}
-	for range min(n, workers()) {
+	for range min(n, Workers()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -257,7 +257,7 @@ func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *tabl
 		updated []arrow.RecordBatch
 		schema  *arrow.Schema
 	)
-	defer func() { releaseAll(updated) }()
+	defer func() { ReleaseAll(updated) }()
 	for rec, err := range batches {
 		if err != nil {
 			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, df.FilePath(), err)
@@ -276,7 +276,7 @@ func (fl *filtered) matchPositions(ctx context.Context, fs icebergio.IO, t *tabl
 			return nil, fmt.Errorf("%w: writing updated rows of %s: %v", errs.ErrValidation, df.FilePath(), err)
 		}
 		defer rdr.Release()
-		if tg.updated, err = fl.w.writeData(ctx, fl.p, rdr); err != nil {
+		if tg.updated, err = fl.w.WriteData(ctx, fl.p, rdr); err != nil {
 			return nil, err
 		}
 	}
@@ -404,12 +404,12 @@ var posDeleteSchema = arrow.NewSchema([]arrow.Field{
 // file per data file on v2 (delete-granularity=file, Spark's default), one
 // Puffin file of deletion vectors on v3 (each merging the file's earlier
 // deletes). Returns the delete files and every path written.
-func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets []*morTarget) ([]iceberg.DataFile, []string, error) {
-	fs, err := w.dataFS(ctx, p)
+func (w *Writer) writeDeletes(ctx context.Context, p *Plan, version int, targets []*morTarget) ([]iceberg.DataFile, []string, error) {
+	fs, err := w.DataFS(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	root := p.dataRoot()
+	root := p.DataRoot()
 	opID := uuid.New().String()
 	if version >= 3 {
 		path, err := root.File(opID + "-deletes.puffin")
@@ -423,7 +423,7 @@ func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets
 		}
 		return files, []string{path}, nil
 	}
-	pqOpts, err := parquet.OptionsFromProperties(p.eff.Props)
+	pqOpts, err := parquet.OptionsFromProperties(p.Eff.Props)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -431,7 +431,7 @@ func (w *writer) writeDeletes(ctx context.Context, p *plan, version int, targets
 	var paths []string
 	for i, tg := range targets {
 		// Beside the data file's partition, as Spark puts it.
-		dir, err := root.Dir(tg.spec, p.schema, tg.file.Partition())
+		dir, err := root.Dir(tg.spec, p.Schema, tg.file.Partition())
 		if err != nil {
 			return nil, paths, err
 		}
@@ -561,17 +561,17 @@ func (c *countingFileWriter) Write(p []byte) (int, error) {
 
 // stageRowDelta produces the updates of one merge-on-read snapshot: new
 // rows, new delete files, and the deletion vectors they replace.
-func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata, baseLoc string, rows written, deletes, replaced []iceberg.DataFile) ([]table.Requirement, []table.Update, error) {
-	st, err := w.stage(p, base, baseLoc, rows)
+func (w *Writer) stageRowDelta(ctx context.Context, p *Plan, base table.Metadata, baseLoc string, rows Written, deletes, replaced []iceberg.DataFile) ([]table.Requirement, []table.Update, error) {
+	st, err := w.Stage(p, base, baseLoc, rows)
 	if err != nil {
 		return nil, nil, err
 	}
-	rd := st.tx.NewRowDelta(w.snapshotProps(p)).AddRows(st.files...).AddDeletes(deletes...)
+	rd := st.Tx.NewRowDelta(w.SnapshotProps(p)).AddRows(st.Files...).AddDeletes(deletes...)
 	if len(replaced) > 0 {
 		rd.RemoveDeletes(replaced...)
 	}
 	if err := rd.Commit(ctx); err != nil {
-		return nil, nil, stagingErr(err)
+		return nil, nil, StagingErr(err)
 	}
 	// Java counts deletion vectors apart from other delete files.
 	added := 0
@@ -580,8 +580,8 @@ func (w *writer) stageRowDelta(ctx context.Context, p *plan, base table.Metadata
 			added++
 		}
 	}
-	return st.finish(ctx, func(u []table.Update) []table.Update { return countDVs(u, added, len(replaced)) })
+	return st.Finish(ctx, func(u []table.Update) []table.Update { return countDVs(u, added, len(replaced)) })
 }
 
 // workers is how many files are read or rewritten at once.
-func workers() int { return max(1, runtime.GOMAXPROCS(0)) }
+func Workers() int { return max(1, runtime.GOMAXPROCS(0)) }

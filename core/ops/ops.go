@@ -81,16 +81,16 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if err != nil {
 		return nil, err
 	}
-	base, sel, err := resolveRef(ctx, cat, id)
+	base, sel, err := ResolveRef(ctx, cat, id)
 	if err != nil {
 		return nil, err
 	}
-	if id, sel, err = checkRefUse(ctx, cat, req.Op, id, base, sel); err != nil {
+	if id, sel, err = CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
 		return nil, err
 	}
 	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
-	if isRefOp(req.Op) {
-		return runRefOp(ctx, cat, id, req)
+	if IsRefOp(req.Op) {
+		return Run(ctx, cat, id, req)
 	}
 	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
 		if input == nil && request.IsWrite(req.Op) {
@@ -99,9 +99,9 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		if input != nil && !request.IsWrite(req.Op) {
 			return nil, fmt.Errorf("%w: %s takes no input data", errs.ErrInvalidArgument, req.Op)
 		}
-		w := &writer{sess: s, cat: cat, id: id, ident: ident, req: req, input: input, prog: prog, start: time.Now()}
-		if sel.kind == "branch" {
-			w.target = target{branch: sel.name, explicit: true}
+		w := &Writer{Sess: s, Cat: cat, ID: id, Ident: ident, Req: req, Input: input, Prog: prog, Start: time.Now()}
+		if sel.Kind == "branch" {
+			w.Target = Target{Branch: sel.Name, Explicit: true}
 		}
 		return w.run(ctx)
 	}
@@ -112,7 +112,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return tableInfo(ctx, cat, id, ident)
 	case request.OpDropTable:
 		if err := cat.DropTable(ctx, ident); err != nil {
-			return nil, mapCatalogErr(err, id)
+			return nil, MapErr(err, id)
 		}
 		return map[string]any{"table": id.String(), "dropped": true}, nil
 	}
@@ -131,12 +131,12 @@ func LoadTable(ctx context.Context, s *session.Session, name string) (*table.Tab
 	}
 	t, err := cat.LoadTable(ctx, append(append(table.Identifier{}, id.Namespace...), id.Name))
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, MapErr(err, id)
 	}
 	return t, nil
 }
 
-func mapCatalogErr(err error, id request.Identifier) error {
+func MapErr(err error, id request.Identifier) error {
 	switch {
 	case errors.Is(err, icecat.ErrNoSuchTable):
 		return fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, id)
@@ -161,7 +161,7 @@ type SnapshotInfo struct {
 func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, MapErr(err, id)
 	}
 	cur := t.CurrentSnapshot()
 	out := []SnapshotInfo{}
@@ -180,7 +180,7 @@ func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier,
 func tableInfo(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, MapErr(err, id)
 	}
 	m := t.Metadata()
 	info := map[string]any{
@@ -210,7 +210,7 @@ func listTables(ctx context.Context, s *session.Session, req *request.Request) (
 	var names []string
 	for ident, err := range cat.ListTables(ctx, table.Identifier(id.Namespace)) {
 		if err != nil {
-			return nil, mapCatalogErr(err, id)
+			return nil, MapErr(err, id)
 		}
 		names = append(names, strings.Join(ident, "."))
 	}
@@ -218,7 +218,7 @@ func listTables(ctx context.Context, s *session.Session, req *request.Request) (
 }
 
 // formatVersion reads format-version from properties (default 2).
-func formatVersion(props map[string]string) (int, error) {
+func FormatVersion(props map[string]string) (int, error) {
 	v, ok := props["format-version"]
 	if !ok {
 		return 2, nil
@@ -230,7 +230,7 @@ func formatVersion(props map[string]string) (int, error) {
 	return n, nil
 }
 
-func summaryOf(sn *table.Snapshot) (string, map[string]string) {
+func SnapshotSummary(sn *table.Snapshot) (string, map[string]string) {
 	if sn == nil || sn.Summary == nil {
 		return "", nil
 	}

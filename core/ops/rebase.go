@@ -28,7 +28,7 @@ type stagedAppend struct {
 }
 
 // addedSnapshot returns the snapshot an AddSnapshot update carries.
-func addedSnapshot(u table.Update) (*table.Snapshot, bool) {
+func AddedSnapshot(u table.Update) (*table.Snapshot, bool) {
 	if u.Action() != table.UpdateAddSnapshot {
 		return nil, false
 	}
@@ -49,19 +49,19 @@ func addedSnapshot(u table.Update) (*table.Snapshot, bool) {
 // another head by a new manifest list alone: a plain append to an existing
 // branch of a v1/v2 table (v3 files carry row ids assigned from the base;
 // a schema change or a staged or new branch is staged afresh).
-func (w *writer) rebasable(p *plan, base table.Metadata) bool {
-	return base.Version() <= 2 && p.evolution == nil && !w.target.stage && base.SnapshotByName(w.branchName()) != nil
+func (w *Writer) rebasable(p *Plan, base table.Metadata) bool {
+	return base.Version() <= 2 && p.Evolution == nil && !w.Target.Stage && base.SnapshotByName(w.BranchName()) != nil
 }
 
 // keepStaged remembers the snapshot in updates (staged on base) for later
 // attempts.
-func (w *writer) keepStaged(ctx context.Context, p *plan, base table.Metadata, reqs []table.Requirement, updates []table.Update) {
+func (w *Writer) keepStaged(ctx context.Context, p *Plan, base table.Metadata, reqs []table.Requirement, updates []table.Update) {
 	for _, u := range updates {
-		sn, ok := addedSnapshot(u)
+		sn, ok := AddedSnapshot(u)
 		if !ok {
 			continue
 		}
-		fs, err := w.fileIO(ctx, p)
+		fs, err := w.FileIO(ctx, p)
 		if err != nil {
 			return
 		}
@@ -69,7 +69,7 @@ func (w *writer) keepStaged(ctx context.Context, p *plan, base table.Metadata, r
 		if err != nil {
 			return
 		}
-		st := &stagedAppend{updates: updates, reqs: reqs, snap: *sn, parent: w.head(base)}
+		st := &stagedAppend{updates: updates, reqs: reqs, snap: *sn, parent: w.Head(base)}
 		for _, m := range all {
 			if m.SnapshotID() == sn.SnapshotID {
 				st.ours = append(st.ours, m)
@@ -84,13 +84,13 @@ func (w *writer) keepStaged(ctx context.Context, p *plan, base table.Metadata, r
 // branch: the new files' manifests as they are, the head's manifests, a
 // new sequence number and the summary's totals carried over from the new
 // parent.
-func (w *writer) rebaseAppend(ctx context.Context, p *plan, base table.Metadata) ([]table.Requirement, []table.Update, error) {
+func (w *Writer) rebaseAppend(ctx context.Context, p *Plan, base table.Metadata) ([]table.Requirement, []table.Update, error) {
 	st := w.staged
-	fs, err := w.fileIO(ctx, p)
+	fs, err := w.FileIO(ctx, p)
 	if err != nil {
 		return nil, nil, err
 	}
-	parent := w.head(base)
+	parent := w.Head(base)
 	seq := base.LastSequenceNumber() + 1
 	manifests := make([]iceberg.ManifestFile, 0, len(st.ours))
 	for _, m := range st.ours {
@@ -106,7 +106,7 @@ func (w *writer) rebaseAppend(ctx context.Context, p *plan, base table.Metadata)
 		parentID = &id
 		inherited, err := parent.Manifests(fs)
 		if err != nil {
-			return nil, nil, stagingErr(fmt.Errorf("reading the new head's manifest list: %w", err))
+			return nil, nil, StagingErr(fmt.Errorf("reading the new head's manifest list: %w", err))
 		}
 		manifests = append(manifests, inherited...)
 	}
@@ -117,7 +117,7 @@ func (w *writer) rebaseAppend(ctx context.Context, p *plan, base table.Metadata)
 	list := fmt.Sprintf("%s/snap-%d-%d-%s.avro", dir, st.snap.SnapshotID, st.rebuilt, uuid.New())
 	out, err := fs.Create(list)
 	if err != nil {
-		return nil, nil, stagingErr(err)
+		return nil, nil, StagingErr(err)
 	}
 	err = iceberg.WriteManifestList(base.Version(), out, st.snap.SnapshotID, parentID, &seq, 0, manifests)
 	if cerr := out.Close(); err == nil {
@@ -125,7 +125,7 @@ func (w *writer) rebaseAppend(ctx context.Context, p *plan, base table.Metadata)
 	}
 	if err != nil {
 		_ = fs.Remove(list)
-		return nil, nil, stagingErr(fmt.Errorf("writing the manifest list: %w", err))
+		return nil, nil, StagingErr(fmt.Errorf("writing the manifest list: %w", err))
 	}
 
 	sn := st.snap
@@ -151,7 +151,7 @@ func (w *writer) rebaseAppend(ctx context.Context, p *plan, base table.Metadata)
 	for i, r := range st.reqs {
 		reqs[i] = r
 		if r.GetType() == assertRefType {
-			reqs[i] = table.AssertRefSnapshotID(w.branchName(), parentID)
+			reqs[i] = table.AssertRefSnapshotID(w.BranchName(), parentID)
 		}
 	}
 	return reqs, updates, nil

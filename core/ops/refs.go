@@ -19,48 +19,48 @@ import (
 
 // Snapshot summary keys of write-audit-publish (Java's SnapshotSummary).
 const (
-	summaryWapID          = "wap.id"
+	SummaryWapID          = "wap.id"
 	summaryPublishedWapID = "published-wap-id"
 	summarySourceSnapshot = "source-snapshot-id"
 )
 
 // target is the branch a write commits to, and how.
-type target struct {
+type Target struct {
 	// branch is the branch written ("" is main).
-	branch string
+	Branch string
 	// explicit: the branch came from the identifier (db.t.branch_x).
-	explicit bool
+	Explicit bool
 	// fromMain: the branch may not exist yet and then starts at main's
 	// head; the commit creates it (a WAP branch, as in Java).
-	fromMain bool
+	FromMain bool
 	// stage: the snapshot is added but no branch moves (wap.id).
-	stage bool
-	wapID string
+	Stage bool
+	WapID string
 }
 
 // refSelector is the branch_<name> or tag_<name> last part of an identifier.
-type refSelector struct {
-	kind string // "branch" or "tag"; "" for none
-	name string
+type Selector struct {
+	Kind string // "branch" or "tag"; "" for none
+	Name string
 }
 
 // resolveRef splits a trailing branch_<name> / tag_<name> off id when it
 // names a ref of an existing table. As in Spark, a table literally named
 // so wins.
-func resolveRef(ctx context.Context, cat *catalog.Catalog, id request.Identifier) (request.Identifier, refSelector, error) {
-	var sel refSelector
+func ResolveRef(ctx context.Context, cat *catalog.Catalog, id request.Identifier) (request.Identifier, Selector, error) {
+	var sel Selector
 	switch {
 	case len(id.Namespace) < 2:
 		return id, sel, nil
 	case strings.HasPrefix(id.Name, "branch_") && len(id.Name) > len("branch_"):
-		sel = refSelector{"branch", strings.TrimPrefix(id.Name, "branch_")}
+		sel = Selector{"branch", strings.TrimPrefix(id.Name, "branch_")}
 	case strings.HasPrefix(id.Name, "tag_") && len(id.Name) > len("tag_"):
-		sel = refSelector{"tag", strings.TrimPrefix(id.Name, "tag_")}
+		sel = Selector{"tag", strings.TrimPrefix(id.Name, "tag_")}
 	default:
 		return id, sel, nil
 	}
 	if ok, err := cat.CheckTableExists(ctx, identOf(id)); err == nil && ok {
-		return id, refSelector{}, nil
+		return id, Selector{}, nil
 	}
 	n := len(id.Namespace)
 	base := request.Identifier{Catalog: id.Catalog, Namespace: id.Namespace[:n-1], Name: id.Namespace[n-1]}
@@ -74,24 +74,24 @@ func identOf(id request.Identifier) table.Identifier {
 // checkRefUse rejects operations that cannot run on a branch or tag
 // identifier; creating through one is an error unless no table answers
 // to the base name (then the identifier is taken literally).
-func checkRefUse(ctx context.Context, cat *catalog.Catalog, op string, lit, base request.Identifier, sel refSelector) (request.Identifier, refSelector, error) {
-	if sel.kind == "" {
+func CheckUse(ctx context.Context, cat *catalog.Catalog, op string, lit, base request.Identifier, sel Selector) (request.Identifier, Selector, error) {
+	if sel.Kind == "" {
 		return lit, sel, nil
 	}
 	switch op {
 	case request.OpCreate, request.OpReplace, request.OpCreateOrReplace:
 		if ok, err := cat.CheckTableExists(ctx, identOf(base)); err == nil && !ok {
-			return lit, refSelector{}, nil
+			return lit, Selector{}, nil
 		}
-		return lit, sel, fmt.Errorf("%w: %s cannot target %s %q of table %s: it writes the whole table", errs.ErrInvalidArgument, op, sel.kind, sel.name, base)
+		return lit, sel, fmt.Errorf("%w: %s cannot target %s %q of table %s: it writes the whole table", errs.ErrInvalidArgument, op, sel.Kind, sel.Name, base)
 	case request.OpSnapshots, request.OpTableInfo, request.OpScan:
 		return base, sel, nil
 	}
-	if sel.kind == "tag" && (request.IsWrite(op) || request.IsRowLevel(op)) {
-		return base, sel, fmt.Errorf("%w: cannot write to tag %q of table %s: tags are read-only", errs.ErrValidation, sel.name, base)
+	if sel.Kind == "tag" && (request.IsWrite(op) || request.IsRowLevel(op)) {
+		return base, sel, fmt.Errorf("%w: cannot write to tag %q of table %s: tags are read-only", errs.ErrValidation, sel.Name, base)
 	}
 	if !request.IsWrite(op) && !request.IsRowLevel(op) {
-		return base, sel, fmt.Errorf("%w: operation %s takes a table identifier, not %s %q", errs.ErrInvalidArgument, op, sel.kind, sel.name)
+		return base, sel, fmt.Errorf("%w: operation %s takes a table identifier, not %s %q", errs.ErrInvalidArgument, op, sel.Kind, sel.Name)
 	}
 	return base, sel, nil
 }
@@ -107,31 +107,31 @@ func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table
 	if err != nil {
 		return nil, nil, err
 	}
-	id, sel, err := resolveRef(ctx, cat, lit)
+	id, sel, err := ResolveRef(ctx, cat, lit)
 	if err != nil {
 		return nil, nil, err
 	}
 	t, err := cat.LoadTable(ctx, identOf(id))
 	if err != nil {
-		return nil, nil, mapCatalogErr(err, id)
+		return nil, nil, MapErr(err, id)
 	}
-	if sel.kind == "" {
+	if sel.Kind == "" {
 		return t, nil, nil
 	}
-	ref, ok := refOf(t.Metadata(), sel.name)
+	ref, ok := RefOf(t.Metadata(), sel.Name)
 	switch {
-	case !ok && sel.kind == "branch":
-		return nil, nil, fmt.Errorf("%w: Cannot use branch (does not exist): %s", errs.ErrValidation, sel.name)
+	case !ok && sel.Kind == "branch":
+		return nil, nil, fmt.Errorf("%w: Cannot use branch (does not exist): %s", errs.ErrValidation, sel.Name)
 	case !ok:
-		return nil, nil, fmt.Errorf("%w: Cannot find tag %s of table %s", errs.ErrValidation, sel.name, id)
-	case string(ref.SnapshotRefType) != sel.kind:
-		return nil, nil, fmt.Errorf("%w: ref %q of table %s is a %s, not a %s", errs.ErrValidation, sel.name, id, ref.SnapshotRefType, sel.kind)
+		return nil, nil, fmt.Errorf("%w: Cannot find tag %s of table %s", errs.ErrValidation, sel.Name, id)
+	case string(ref.SnapshotRefType) != sel.Kind:
+		return nil, nil, fmt.Errorf("%w: ref %q of table %s is a %s, not a %s", errs.ErrValidation, sel.Name, id, ref.SnapshotRefType, sel.Kind)
 	}
 	snap := ref.SnapshotID
 	return t, &snap, nil
 }
 
-func refOf(m table.Metadata, name string) (table.SnapshotRef, bool) {
+func RefOf(m table.Metadata, name string) (table.SnapshotRef, bool) {
 	for n, r := range m.Refs() {
 		if n == name {
 			return r, true
@@ -141,20 +141,20 @@ func refOf(m table.Metadata, name string) (table.SnapshotRef, bool) {
 }
 
 // branchName is the branch the write commits to.
-func (w *writer) branchName() string {
-	if w.target.branch == "" {
+func (w *Writer) BranchName() string {
+	if w.Target.Branch == "" {
 		return table.MainBranch
 	}
-	return w.target.branch
+	return w.Target.Branch
 }
 
 // head is the target branch's head in m; main's head for a WAP branch
 // that the commit will create.
-func (w *writer) head(m table.Metadata) *table.Snapshot {
-	if sn := m.SnapshotByName(w.branchName()); sn != nil || !w.target.fromMain {
+func (w *Writer) Head(m table.Metadata) *table.Snapshot {
+	if sn := m.SnapshotByName(w.BranchName()); sn != nil || !w.Target.FromMain {
 		return sn
 	}
-	if _, ok := refOf(m, w.branchName()); ok {
+	if _, ok := RefOf(m, w.BranchName()); ok {
 		return nil
 	}
 	return m.SnapshotByName(table.MainBranch)
@@ -165,9 +165,9 @@ func (w *writer) head(m table.Metadata) *table.Snapshot {
 // write.wap.enabled=true, wap.branch redirects the write to that branch
 // and wap.id stages the snapshot; without it both are ignored. A branch
 // named by the identifier must exist.
-func (w *writer) resolveTarget(t *table.Table, eff Effective) error {
-	tg := &w.target
-	switch w.req.Op {
+func (w *Writer) resolveTarget(t *table.Table, eff Effective) error {
+	tg := &w.Target
+	switch w.Req.Op {
 	case request.OpCreate, request.OpReplace, request.OpCreateOrReplace:
 		return nil
 	}
@@ -176,38 +176,38 @@ func (w *writer) resolveTarget(t *table.Table, eff Effective) error {
 			return fmt.Errorf("%w: Cannot set both WAP ID and branch, but got ID [%s] and branch [%s] (session wap.id and wap.branch)", errs.ErrValidation, eff.WapID, eff.WapBranch)
 		}
 		if eff.WapBranch != "" {
-			if tg.explicit {
-				return fmt.Errorf("%w: Cannot write to both branch and WAP branch, but got branch [%s] and WAP branch [%s]", errs.ErrValidation, tg.branch, eff.WapBranch)
+			if tg.Explicit {
+				return fmt.Errorf("%w: Cannot write to both branch and WAP branch, but got branch [%s] and WAP branch [%s]", errs.ErrValidation, tg.Branch, eff.WapBranch)
 			}
-			tg.branch, tg.fromMain = eff.WapBranch, true
+			tg.Branch, tg.FromMain = eff.WapBranch, true
 		}
 		if eff.WapID != "" {
-			tg.stage, tg.wapID = true, eff.WapID
+			tg.Stage, tg.WapID = true, eff.WapID
 		}
 	}
-	if w.branchName() == table.MainBranch {
+	if w.BranchName() == table.MainBranch {
 		return nil
 	}
-	ref, ok := refOf(t.Metadata(), w.branchName())
+	ref, ok := RefOf(t.Metadata(), w.BranchName())
 	switch {
 	case ok && ref.SnapshotRefType != table.BranchRef:
-		return fmt.Errorf("%w: cannot write to %q of table %s: it is a %s, not a branch", errs.ErrValidation, w.branchName(), w.id, ref.SnapshotRefType)
-	case !ok && !tg.fromMain:
-		return fmt.Errorf("%w: Cannot use branch (does not exist): %s", errs.ErrValidation, w.branchName())
+		return fmt.Errorf("%w: cannot write to %q of table %s: it is a %s, not a branch", errs.ErrValidation, w.BranchName(), w.ID, ref.SnapshotRefType)
+	case !ok && !tg.FromMain:
+		return fmt.Errorf("%w: Cannot use branch (does not exist): %s", errs.ErrValidation, w.BranchName())
 	}
 	return nil
 }
 
 // committedSnapshot is the snapshot the write made in t: the target
 // branch's head, or for a staged write its newest snapshot with its wap.id.
-func (w *writer) committedSnapshot(t *table.Table) *table.Snapshot {
+func (w *Writer) Committed(t *table.Table) *table.Snapshot {
 	m := t.Metadata()
-	if !w.target.stage {
-		return m.SnapshotByName(w.branchName())
+	if !w.Target.Stage {
+		return m.SnapshotByName(w.BranchName())
 	}
 	snaps := m.Snapshots()
 	for i := len(snaps) - 1; i >= 0; i-- {
-		if sn := &snaps[i]; sn.Summary != nil && sn.Summary.Properties[summaryWapID] == w.target.wapID {
+		if sn := &snaps[i]; sn.Summary != nil && sn.Summary.Properties[SummaryWapID] == w.Target.WapID {
 			return sn
 		}
 	}
@@ -223,10 +223,10 @@ func unref(updates []table.Update, wapID string) []table.Update {
 			out = append(out, u)
 		}
 	}
-	return editSummary(out, func(sum *table.Summary) { sum.Properties[summaryWapID] = wapID })
+	return EditSummary(out, func(sum *table.Summary) { sum.Properties[SummaryWapID] = wapID })
 }
 
-func isRefOp(op string) bool {
+func IsRefOp(op string) bool {
 	switch op {
 	case request.OpCreateBranch, request.OpCreateTag, request.OpFastForward, request.OpRemoveBranch,
 		request.OpRemoveTag, request.OpCherrypick, request.OpPublish, request.OpRefs:
@@ -242,11 +242,11 @@ type RefInfo struct {
 }
 
 // runRefOp runs the branch, tag and write-audit-publish operations.
-func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request) (any, error) {
+func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request) (any, error) {
 	ident := identOf(id)
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, MapErr(err, id)
 	}
 	if req.Op == request.OpRefs {
 		refs := map[string]RefInfo{}
@@ -255,8 +255,8 @@ func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, 
 		}
 		return map[string]any{"table": id.String(), "refs": refs}, nil
 	}
-	w := &writer{cat: cat, id: id, ident: ident, req: req}
-	retry, err := w.retryPolicy(t.Metadata().Properties())
+	w := &Writer{Cat: cat, ID: id, Ident: ident, Req: req}
+	retry, err := w.RetryPolicy(t.Metadata().Properties())
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +267,7 @@ func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, 
 			return err
 		}
 		m := t.Metadata()
-		p := &plan{location: m.Location(), props: m.Properties()}
+		p := &Plan{Location: m.Location(), Props: m.Properties()}
 		reqs, updates, err := w.planRefOp(ctx, t, req)
 		if err != nil {
 			return err
@@ -276,7 +276,7 @@ func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, 
 			out = w.refResult(t, req)
 			return nil
 		}
-		committed, err := w.publish(ctx, p, reqs, updates)
+		committed, err := w.Publish(ctx, p, reqs, updates)
 		if err != nil {
 			return err
 		}
@@ -284,28 +284,28 @@ func runRefOp(ctx context.Context, cat *catalog.Catalog, id request.Identifier, 
 		return nil
 	})
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, MapErr(err, id)
 	}
 	return out, nil
 }
 
 // refResult describes a finished ref operation.
-func (w *writer) refResult(t *table.Table, req *request.Request) any {
+func (w *Writer) refResult(t *table.Table, req *request.Request) any {
 	m := t.Metadata()
 	switch req.Op {
 	case request.OpCherrypick, request.OpPublish:
-		res := &Result{Table: w.id.String()}
+		res := &Result{Table: w.ID.String()}
 		if sn := m.SnapshotByName(table.MainBranch); sn != nil {
 			sid := sn.SnapshotID
 			res.SnapshotID = &sid
-			res.Operation, res.Summary = summaryOf(sn)
+			res.Operation, res.Summary = SnapshotSummary(sn)
 		}
 		return res
 	case request.OpRemoveBranch, request.OpRemoveTag:
-		return map[string]any{"table": w.id.String(), "ref": req.Ref, "removed": true}
+		return map[string]any{"table": w.ID.String(), "ref": req.Ref, "removed": true}
 	}
-	out := map[string]any{"table": w.id.String(), "ref": req.Ref}
-	if r, ok := refOf(m, req.Ref); ok {
+	out := map[string]any{"table": w.ID.String(), "ref": req.Ref}
+	if r, ok := RefOf(m, req.Ref); ok {
 		out["type"], out["snapshot_id"] = string(r.SnapshotRefType), r.SnapshotID
 	}
 	return out
@@ -314,12 +314,12 @@ func (w *writer) refResult(t *table.Table, req *request.Request) any {
 // planRefOp returns the requirements and updates of one ref operation on
 // t. Argument errors follow Java's SnapshotManager (IllegalArgumentException
 // -> invalid argument, ValidationException -> validation).
-func (w *writer) planRefOp(ctx context.Context, t *table.Table, req *request.Request) ([]table.Requirement, []table.Update, error) {
+func (w *Writer) planRefOp(ctx context.Context, t *table.Table, req *request.Request) ([]table.Requirement, []table.Update, error) {
 	m := t.Metadata()
 	name := req.Ref
-	ref, exists := refOf(m, name)
+	ref, exists := RefOf(m, name)
 	cur := func(n string) *int64 {
-		if r, ok := refOf(m, n); ok {
+		if r, ok := RefOf(m, n); ok {
 			id := r.SnapshotID
 			return &id
 		}
@@ -332,18 +332,18 @@ func (w *writer) planRefOp(ctx context.Context, t *table.Table, req *request.Req
 			kind = table.TagRef
 		}
 		if exists {
-			return nil, nil, fmt.Errorf("%w: Ref %s already exists in table %s", errs.ErrInvalidArgument, name, w.id)
+			return nil, nil, fmt.Errorf("%w: Ref %s already exists in table %s", errs.ErrInvalidArgument, name, w.ID)
 		}
 		var snap int64
 		if req.SnapshotID != nil {
 			if m.SnapshotByID(*req.SnapshotID) == nil {
-				return nil, nil, fmt.Errorf("%w: cannot create %s %s: table %s has no snapshot %d", errs.ErrInvalidArgument, kind, name, w.id, *req.SnapshotID)
+				return nil, nil, fmt.Errorf("%w: cannot create %s %s: table %s has no snapshot %d", errs.ErrInvalidArgument, kind, name, w.ID, *req.SnapshotID)
 			}
 			snap = *req.SnapshotID
 		} else if sn := m.SnapshotByName(table.MainBranch); sn != nil {
 			snap = sn.SnapshotID
 		} else {
-			return nil, nil, fmt.Errorf("%w: cannot create %s %s: table %s has no snapshot yet (give snapshot_id)", errs.ErrInvalidArgument, kind, name, w.id)
+			return nil, nil, fmt.Errorf("%w: cannot create %s %s: table %s has no snapshot yet (give snapshot_id)", errs.ErrInvalidArgument, kind, name, w.ID)
 		}
 		return []table.Requirement{table.AssertRefSnapshotID(name, nil)},
 			[]table.Update{table.NewSetSnapshotRefUpdate(name, snap, kind, 0, 0, 0)}, nil
@@ -357,7 +357,7 @@ func (w *writer) planRefOp(ctx context.Context, t *table.Table, req *request.Req
 		case kind == table.BranchRef && name == table.MainBranch:
 			return nil, nil, fmt.Errorf("%w: Cannot remove main branch", errs.ErrInvalidArgument)
 		case !exists:
-			return nil, nil, fmt.Errorf("%w: %s does not exist: %s (table %s)", errs.ErrInvalidArgument, kindTitle(kind), name, w.id)
+			return nil, nil, fmt.Errorf("%w: %s does not exist: %s (table %s)", errs.ErrInvalidArgument, kindTitle(kind), name, w.ID)
 		case ref.SnapshotRefType != kind:
 			return nil, nil, fmt.Errorf("%w: Ref %s is a %s, not a %s", errs.ErrInvalidArgument, name, ref.SnapshotRefType, kind)
 		}
@@ -365,10 +365,10 @@ func (w *writer) planRefOp(ctx context.Context, t *table.Table, req *request.Req
 			[]table.Update{table.NewRemoveSnapshotRefUpdate(name)}, nil
 
 	case request.OpFastForward:
-		to, ok := refOf(m, req.To)
+		to, ok := RefOf(m, req.To)
 		switch {
 		case !ok:
-			return nil, nil, fmt.Errorf("%w: Ref does not exist: %s (table %s)", errs.ErrInvalidArgument, req.To, w.id)
+			return nil, nil, fmt.Errorf("%w: Ref does not exist: %s (table %s)", errs.ErrInvalidArgument, req.To, w.ID)
 		case exists && ref.SnapshotRefType != table.BranchRef:
 			return nil, nil, fmt.Errorf("%w: Ref %s is a tag not a branch", errs.ErrInvalidArgument, name)
 		case exists && ref.SnapshotID == to.SnapshotID:
@@ -384,13 +384,13 @@ func (w *writer) planRefOp(ctx context.Context, t *table.Table, req *request.Req
 		// Spark's publish_changes: the staged snapshot with this wap.id.
 		var found *table.Snapshot
 		for _, sn := range m.Snapshots() {
-			if sn.Summary != nil && sn.Summary.Properties[summaryWapID] == req.WapID {
+			if sn.Summary != nil && sn.Summary.Properties[SummaryWapID] == req.WapID {
 				found = &sn
 				break
 			}
 		}
 		if found == nil {
-			return nil, nil, fmt.Errorf("%w: Cannot apply unknown WAP ID '%s' (table %s)", errs.ErrValidation, req.WapID, w.id)
+			return nil, nil, fmt.Errorf("%w: Cannot apply unknown WAP ID '%s' (table %s)", errs.ErrValidation, req.WapID, w.ID)
 		}
 		return w.cherrypick(ctx, t, found.SnapshotID)
 
@@ -434,22 +434,22 @@ func isAncestor(m table.Metadata, snap, anc int64) bool {
 // other append is re-committed as a new snapshot with its added files,
 // naming its source (source-snapshot-id, published-wap-id); other
 // operations must be fast-forwards. A WAP id is published once.
-func (w *writer) cherrypick(ctx context.Context, t *table.Table, id int64) ([]table.Requirement, []table.Update, error) {
+func (w *Writer) cherrypick(ctx context.Context, t *table.Table, id int64) ([]table.Requirement, []table.Update, error) {
 	m := t.Metadata()
 	sn := m.SnapshotByID(id)
 	if sn == nil {
-		return nil, nil, fmt.Errorf("%w: Cannot cherry-pick unknown snapshot ID: %d (table %s)", errs.ErrValidation, id, w.id)
+		return nil, nil, fmt.Errorf("%w: Cannot cherry-pick unknown snapshot ID: %d (table %s)", errs.ErrValidation, id, w.ID)
 	}
 	main := m.SnapshotByName(table.MainBranch)
 	var props iceberg.Properties
 	if sn.Summary != nil {
 		props = sn.Summary.Properties
 	}
-	wapID := props[summaryWapID]
+	wapID := props[SummaryWapID]
 	for cur := main; cur != nil; {
 		if cur.Summary != nil {
 			p := cur.Summary.Properties
-			if wapID != "" && (p[summaryWapID] == wapID || p[summaryPublishedWapID] == wapID) {
+			if wapID != "" && (p[SummaryWapID] == wapID || p[summaryPublishedWapID] == wapID) {
 				return nil, nil, fmt.Errorf("%w: Duplicate request to cherry pick wap id that was published already: %s", errs.ErrValidation, wapID)
 			}
 			if p[summarySourceSnapshot] == strconv.FormatInt(id, 10) {
@@ -489,9 +489,9 @@ func (w *writer) cherrypick(ctx context.Context, t *table.Table, id int64) ([]ta
 		summary[summaryPublishedWapID] = wapID
 	}
 	cc := &captureCatalog{base: m, loc: t.MetadataLocation()}
-	fsProps := maps.Clone(map[string]string(w.cat.Props))
+	fsProps := maps.Clone(map[string]string(w.Cat.Props))
 	maps.Copy(fsProps, m.Properties())
-	staged := table.New(w.ident, m, t.MetadataLocation(), withDecimalScales(catalog.FSFunc(fsProps, m.Location())), cc)
+	staged := table.New(w.Ident, m, t.MetadataLocation(), withDecimalScales(catalog.FSFunc(fsProps, m.Location())), cc)
 	tx := staged.NewTransaction()
 	if err := tx.AddDataFiles(ctx, files, summary, table.WithoutAutoNameMapping()); err != nil {
 		return nil, nil, fmt.Errorf("%w: cherry-picking snapshot %d: %v", errs.ErrValidation, id, err)

@@ -36,8 +36,8 @@ type assignment struct {
 
 // filtered is the state of one overwrite(filter), delete or update.
 type filtered struct {
-	w      *writer
-	p      *plan
+	w      *Writer
+	p      *Plan
 	op     string
 	filter *expr.Expr
 	sets   []assignment
@@ -57,19 +57,19 @@ type filtered struct {
 // rewrite is what became of one data file the filter may match.
 type rewrite struct {
 	matched int64   // rows the filter matched
-	out     written // the rows written back (nil when matched == 0)
+	out     Written // the rows written back (nil when matched == 0)
 }
 
 // runFiltered runs overwrite(filter), delete and update. Files the filter
 // matches entirely are dropped from metadata (delete and overwrite); files
 // it matches in part are rewritten (copy-on-write).
-func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Result, error) {
-	op := w.req.Op
-	text := w.req.Filter
+func (w *Writer) runFiltered(ctx context.Context, p *Plan, t *table.Table) (*Result, error) {
+	op := w.Req.Op
+	text := w.Req.Filter
 	if op == request.OpUpdate && strings.TrimSpace(text) == "" {
 		text = "true"
 	}
-	f, err := expr.Compile(text, p.schema, expr.InZone(p.eff.Zone))
+	f, err := expr.Compile(text, p.Schema, expr.InZone(p.Eff.Zone))
 	if err != nil {
 		return nil, err
 	}
@@ -78,17 +78,17 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 	}
 	fl := &filtered{w: w, p: p, op: op, filter: f, rewrites: map[string]rewrite{}}
 	if op == request.OpUpdate {
-		if fl.sets, err = compileSets(w.req.Set, p.schema, p.eff.Zone); err != nil {
+		if fl.sets, err = compileSets(w.Req.Set, p.Schema, p.Eff.Zone); err != nil {
 			return nil, err
 		}
 	}
-	level := p.eff.Isolation
+	level := p.Eff.Isolation
 	mode := modeCopyOnWrite
 	if op != request.OpOverwrite {
-		if level, err = tableIsolation(p.eff.Props, "write."+op+".isolation-level"); err != nil {
+		if level, err = tableIsolation(p.Eff.Props, "write."+op+".isolation-level"); err != nil {
 			return nil, err
 		}
-		switch m := strings.ToLower(p.eff.Props["write."+op+".mode"]); m {
+		switch m := strings.ToLower(p.Eff.Props["write."+op+".mode"]); m {
 		case "", modeCopyOnWrite:
 		case modeMergeOnRead:
 			mode = modeMergeOnRead
@@ -96,7 +96,7 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 			return nil, fmt.Errorf("%w: table property write.%s.mode=%q is not copy-on-write or merge-on-read", errs.ErrInvalidArgument, op, m)
 		}
 	}
-	start, err := w.startSnapshot(t, p)
+	start, err := w.StartSnapshot(t, p)
 	if err != nil {
 		return nil, err
 	}
@@ -104,9 +104,9 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 		return fl.mergeOnRead(ctx, t, start, level)
 	}
 	// overwrite's new rows are written first: the input is read once.
-	var input written
+	var input Written
 	if op == request.OpOverwrite {
-		if input, err = w.writeData(ctx, p, w.input); err != nil {
+		if input, err = w.WriteData(ctx, p, w.Input); err != nil {
 			return nil, err
 		}
 	}
@@ -115,11 +115,11 @@ func (w *writer) runFiltered(ctx context.Context, p *plan, t *table.Table) (*Res
 
 // copyOnWrite commits the filtered operation by dropping whole files and
 // rewriting partly matched ones, with input's new files (overwrite).
-func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *table.Snapshot, level string, input written) (*Result, error) {
+func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *table.Snapshot, level string, input Written) (*Result, error) {
 	w, p, op, f := fl.w, fl.p, fl.op, fl.filter
 	// delete and update change the rows of the snapshot they start from.
-	first := w.head(t.Metadata())
-	retry, err := w.retryPolicy(p.props)
+	first := w.Head(t.Metadata())
+	retry, err := w.RetryPolicy(p.Props)
 	if err == nil {
 		// Read and rewrite before committing; attempts reuse the rewrites.
 		_, err = fl.plan(ctx, t, first)
@@ -142,7 +142,7 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 			// the rows they read.
 			at := first
 			if op == request.OpOverwrite {
-				at = w.head(head.Metadata())
+				at = w.Head(head.Metadata())
 			}
 			c, err := fl.plan(ctx, head, at)
 			if err != nil {
@@ -158,9 +158,9 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 			if err := w.validateIsolation(ctx, head, start, level, sc); err != nil {
 				return change{}, err
 			}
-			c.add.files = append(append([]writtenFile{}, input.files...), c.add.files...)
-			c.add.rows += input.rows
-			c.add.bytes += input.bytes
+			c.add.Files = append(append([]WrittenFile{}, input.Files...), c.add.Files...)
+			c.add.Rows += input.Rows
+			c.add.Bytes += input.Bytes
 			final = c
 			return c, nil
 		})
@@ -170,10 +170,10 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			fl.cleanup(ctx, input)
 		}
-		return nil, mapCatalogErr(err, w.id)
+		return nil, MapErr(err, w.ID)
 	}
 	fl.cleanupUnused(ctx, final)
-	res := w.result(committed, final.add, did)
+	res := w.Result(committed, final.add, did)
 	return res, nil
 }
 
@@ -243,7 +243,7 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 		sc := t.Scan(table.WithSnapshotID(at.SnapshotID), table.WithRowFilter(planFilter(ctx, fl.filter.Iceberg(), t, at)))
 		var err error
 		if tasks, err = sc.PlanFiles(ctx); err != nil {
-			return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.id, err)
+			return c, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, fl.w.ID, err)
 		}
 		if fl.planned == nil {
 			fl.planned = map[int64][]table.FileScanTask{}
@@ -285,9 +285,9 @@ func (fl *filtered) plan(ctx context.Context, t *table.Table, at *table.Snapshot
 			continue
 		}
 		c.remove = append(c.remove, task.File)
-		c.add.files = append(c.add.files, rw.out.files...)
-		c.add.rows += rw.out.rows
-		c.add.bytes += rw.out.bytes
+		c.add.Files = append(c.add.Files, rw.out.Files...)
+		c.add.Rows += rw.out.Rows
+		c.add.Bytes += rw.out.Bytes
 	}
 	return c, nil
 }
@@ -311,7 +311,7 @@ func (fl *filtered) rewriteAll(ctx context.Context, t *table.Table, at *table.Sn
 		return nil
 	}
 	return forEach(ctx, len(pending), func(ctx context.Context, i int) error {
-		rw, err := fl.rewriteFile(ctx, t, at, pending[i], rewriteSpread(len(pending)))
+		rw, err := fl.rewriteFile(ctx, t, at, pending[i], RewriteSpread(len(pending)))
 		if err != nil {
 			return err
 		}
@@ -349,12 +349,12 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 			return keep, matched == 0, nil
 		}}
 	}
-	schema, batches, selected, err := readTaskSelect(ctx, t, at, task, rewriteBatchRows, rs)
+	schema, batches, selected, err := readTaskSelect(ctx, t, at, task, RewriteBatchRows, rs)
 	if err != nil {
 		return rewrite{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, path, err)
 	}
 	var matched int64
-	wr, changed, err := rewriteStream(schema, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
+	wr, changed, err := RewriteStream(schema, batches, path, func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
 		if selected {
 			matched += batchMatched
 			if rec.NumRows() == 0 {
@@ -369,7 +369,7 @@ func (fl *filtered) rewriteFile(ctx context.Context, t *table.Table, at *table.S
 		}
 		matched += n
 		return parts, n > 0, nil
-	}, func(r array.RecordReader) (written, error) { return fl.w.writeFiles(ctx, fl.p, r, spread) })
+	}, func(r array.RecordReader) (Written, error) { return fl.w.WriteFiles(ctx, fl.p, r, spread) })
 	if err != nil || !changed {
 		return rewrite{}, err
 	}
@@ -455,13 +455,13 @@ func (fl *filtered) apply(ctx context.Context, f *expr.Expr, rec arrow.RecordBat
 	}
 	hit, err := compute.FilterRecordBatch(ctx, rec, isTrue, compute.DefaultFilterOptions())
 	if err != nil {
-		releaseAll(out)
+		ReleaseAll(out)
 		return nil, 0, fmt.Errorf("%w: filtering rows: %v", errs.ErrValidation, err)
 	}
 	defer hit.Release()
 	updated, err := fl.assign(ctx, hit, mem)
 	if err != nil {
-		releaseAll(out)
+		ReleaseAll(out)
 		return nil, 0, err
 	}
 	return append(out, updated), matched, nil
@@ -529,39 +529,39 @@ func invert(m *array.Boolean, mem memory.Allocator) *array.Boolean {
 	return array.NewBooleanData(data)
 }
 
-func releaseAll(recs []arrow.RecordBatch) {
+func ReleaseAll(recs []arrow.RecordBatch) {
 	for _, r := range recs {
 		r.Release()
 	}
 }
 
 // cleanup deletes every file this operation wrote (it failed).
-func (fl *filtered) cleanup(ctx context.Context, input written) {
-	paths := append([]string{}, input.paths...)
+func (fl *filtered) cleanup(ctx context.Context, input Written) {
+	paths := append([]string{}, input.Paths...)
 	fl.mu.Lock()
 	for _, rw := range fl.rewrites {
-		paths = append(paths, rw.out.paths...)
+		paths = append(paths, rw.out.Paths...)
 	}
 	fl.mu.Unlock()
-	fl.w.deleteFiles(context.WithoutCancel(ctx), fl.p, paths)
+	fl.w.DeleteFiles(context.WithoutCancel(ctx), fl.p, paths)
 }
 
 // cleanupUnused deletes rewrites of earlier attempts that the committed
 // change did not use (a retry found the file gone or unmatched).
 func (fl *filtered) cleanupUnused(ctx context.Context, used change) {
 	keep := map[string]bool{}
-	for _, f := range used.add.files {
-		keep[f.f.Path] = true
+	for _, f := range used.add.Files {
+		keep[f.File.Path] = true
 	}
 	var paths []string
 	fl.mu.Lock()
 	for _, rw := range fl.rewrites {
-		for _, p := range rw.out.paths {
+		for _, p := range rw.out.Paths {
 			if !keep[p] {
 				paths = append(paths, p)
 			}
 		}
 	}
 	fl.mu.Unlock()
-	fl.w.deleteFiles(context.WithoutCancel(ctx), fl.p, paths)
+	fl.w.DeleteFiles(context.WithoutCancel(ctx), fl.p, paths)
 }

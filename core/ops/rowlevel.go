@@ -21,7 +21,7 @@ import (
 // data files it drops and data files it adds, in one snapshot.
 type change struct {
 	remove []iceberg.DataFile
-	add    written
+	add    Written
 	// extra summary keys (replace-partitions).
 	props map[string]string
 	// force is the operation name when Spark's rule does not apply (a
@@ -37,41 +37,41 @@ func (c change) operation() table.Operation {
 		return c.force
 	case len(c.remove) == 0:
 		return table.OpAppend
-	case len(c.add.files) == 0:
+	case len(c.add.Files) == 0:
 		return table.OpDelete
 	}
 	return table.OpOverwrite
 }
 
-func (c change) empty() bool { return len(c.remove) == 0 && len(c.add.files) == 0 }
+func (c change) empty() bool { return len(c.remove) == 0 && len(c.add.Files) == 0 }
 
 // stageChange produces the updates that commit c as one snapshot on base.
-func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, baseLoc string, c change) ([]table.Requirement, []table.Update, error) {
+func (w *Writer) stageChange(ctx context.Context, p *Plan, base table.Metadata, baseLoc string, c change) ([]table.Requirement, []table.Update, error) {
 	if len(c.remove) == 0 {
-		reqs, updates, err := w.stageAppend(ctx, p, base, baseLoc, c.add)
+		reqs, updates, err := w.StageAppend(ctx, p, base, baseLoc, c.add)
 		if err != nil {
 			return nil, nil, err
 		}
 		return reqs, retitle(updates, c.operation(), c.props), nil
 	}
-	st, err := w.stage(p, base, baseLoc, c.add)
+	st, err := w.Stage(p, base, baseLoc, c.add)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Delete files scoped to a removed data file (deletion vectors, and
 	// position delete files with a referenced data file) go with it, as in
 	// Java; they would otherwise stay live, pointing at nothing.
-	dangling, err := deletesOnlyFor(ctx, st.table, w.head(base), c.remove, w.manifests)
+	dangling, err := deletesOnlyFor(ctx, st.Table, w.Head(base), c.remove, w.manifests)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(dangling) > 0 {
-		err = st.tx.ReplaceFiles(ctx, c.remove, st.files, dangling, w.snapshotProps(p), table.WithoutAutoNameMapping())
+		err = st.Tx.ReplaceFiles(ctx, c.remove, st.Files, dangling, w.SnapshotProps(p), table.WithoutAutoNameMapping())
 	} else {
-		err = st.tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping())
+		err = st.Tx.ReplaceDataFilesWithDataFiles(ctx, c.remove, st.Files, w.SnapshotProps(p), table.WithoutAutoNameMapping())
 	}
 	if err != nil {
-		return nil, nil, stagingErr(err)
+		return nil, nil, StagingErr(err)
 	}
 	dvs := 0
 	for _, d := range dangling {
@@ -79,7 +79,7 @@ func (w *writer) stageChange(ctx context.Context, p *plan, base table.Metadata, 
 			dvs++
 		}
 	}
-	return st.finish(ctx, func(u []table.Update) []table.Update {
+	return st.Finish(ctx, func(u []table.Update) []table.Update {
 		return countDVs(retitle(u, c.operation(), c.props), 0, dvs)
 	})
 }
@@ -125,7 +125,7 @@ func deletesOnlyFor(ctx context.Context, t *table.Table, head *table.Snapshot, f
 // of the snapshot in updates. The operation lives only in the table
 // metadata (not in the manifest list), so naming it after staging is safe.
 func retitle(updates []table.Update, op table.Operation, props map[string]string) []table.Update {
-	return editSummary(updates, func(sum *table.Summary) {
+	return EditSummary(updates, func(sum *table.Summary) {
 		if op != "" {
 			sum.Operation = op
 		}
@@ -134,11 +134,11 @@ func retitle(updates []table.Update, op table.Operation, props map[string]string
 }
 
 // editSummary applies edit to the summary of the snapshot in updates.
-func editSummary(updates []table.Update, edit func(*table.Summary)) []table.Update {
+func EditSummary(updates []table.Update, edit func(*table.Summary)) []table.Update {
 	out := make([]table.Update, len(updates))
 	copy(out, updates)
 	for i, u := range out {
-		sn, ok := addedSnapshot(u)
+		sn, ok := AddedSnapshot(u)
 		if !ok || sn.Summary == nil {
 			continue
 		}
@@ -157,7 +157,7 @@ func countDVs(updates []table.Update, added, removed int) []table.Update {
 	if added == 0 && removed == 0 {
 		return updates
 	}
-	return editSummary(updates, func(sum *table.Summary) {
+	return EditSummary(updates, func(sum *table.Summary) {
 		for _, k := range []struct {
 			key, dvKey string
 			n          int
@@ -179,12 +179,12 @@ func countDVs(updates []table.Update, added, removed int) []table.Update {
 
 // commitChange commits c on the current head in one attempt; plan computes
 // the change from the freshly loaded table (and validates it).
-func (w *writer) commitChange(ctx context.Context, p *plan, planFn func(t *table.Table) (change, error)) (*table.Table, bool, error) {
-	t, err := w.cat.LoadTable(ctx, w.ident)
+func (w *Writer) commitChange(ctx context.Context, p *Plan, planFn func(t *table.Table) (change, error)) (*table.Table, bool, error) {
+	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := checkSchemaUnchanged(t.Metadata(), p); err != nil {
+	if err := CheckSchemaUnchanged(t.Metadata(), p); err != nil {
 		return nil, false, err
 	}
 	c, err := planFn(t)
@@ -198,7 +198,7 @@ func (w *writer) commitChange(ctx context.Context, p *plan, planFn func(t *table
 	if err != nil {
 		return nil, false, err
 	}
-	committed, err := w.publish(ctx, p, reqs, updates)
+	committed, err := w.Publish(ctx, p, reqs, updates)
 	return committed, err == nil, err
 }
 
@@ -253,34 +253,34 @@ func canonicalValue(v any) string {
 // testDelay pauses before a row-level operation's first commit attempt,
 // in builds with the test hooks (testhooks.CommitDelay), so tests can
 // commit a concurrent change in between. Other builds compile it to nothing.
-func (w *writer) testDelay() {
+func (w *Writer) testDelay() {
 	if testhooks.Enabled {
-		testhooks.CommitDelay(w.sess.Conf())
+		testhooks.CommitDelay(w.Sess.Conf())
 	}
 }
 
 // overwritePartitions replaces the partitions the new data covers
 // (dynamic INSERT OVERWRITE); an unpartitioned table is replaced whole.
-func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, start *table.Snapshot) (*table.Table, error) {
-	if len(wr.files) == 0 {
-		return w.cat.LoadTable(ctx, w.ident)
+func (w *Writer) overwritePartitions(ctx context.Context, p *Plan, wr Written, start *table.Snapshot) (*table.Table, error) {
+	if len(wr.Files) == 0 {
+		return w.Cat.LoadTable(ctx, w.Ident)
 	}
 	keys := map[string]bool{}
-	for _, f := range wr.files {
-		keys[partitionKey(p.spec, f.values)] = true
+	for _, f := range wr.Files {
+		keys[partitionKey(p.Spec, f.Values)] = true
 	}
 	specs := map[int]iceberg.PartitionSpec{}
 	inScope := func(df iceberg.DataFile) bool {
-		if p.spec.IsUnpartitioned() {
+		if p.Spec.IsUnpartitioned() {
 			return true
 		}
 		spec, ok := specs[int(df.SpecID())]
 		if !ok {
 			return false
 		}
-		return int(df.SpecID()) == p.spec.ID() && keys[partitionKey(spec, df.Partition())]
+		return int(df.SpecID()) == p.Spec.ID() && keys[partitionKey(spec, df.Partition())]
 	}
-	retry, err := w.retryPolicy(p.props)
+	retry, err := w.RetryPolicy(p.Props)
 	if err != nil {
 		return nil, err
 	}
@@ -292,17 +292,17 @@ func (w *writer) overwritePartitions(ctx context.Context, p *plan, wr written, s
 			for _, s := range t.Metadata().PartitionSpecs() {
 				specs[s.ID()] = s
 			}
-			fs, err := w.fileIO(ctx, p)
+			fs, err := w.FileIO(ctx, p)
 			if err != nil {
 				return change{}, err
 			}
-			if err := w.validateIsolation(ctx, t, start, p.eff.Isolation, scope{
+			if err := w.validateIsolation(ctx, t, start, p.Eff.Isolation, scope{
 				name: "the replaced partitions", newData: inScope, deletesIn: inScope,
 			}); err != nil {
 				return change{}, err
 			}
 			c := change{add: wr, force: table.OpOverwrite, props: map[string]string{"replace-partitions": "true"}}
-			err = liveFiles(fs, w.head(t.Metadata()), iceberg.ManifestContentData, w.manifests, func(df iceberg.DataFile) error {
+			err = liveFiles(fs, w.Head(t.Metadata()), iceberg.ManifestContentData, w.manifests, func(df iceberg.DataFile) error {
 				if df.ContentType() == iceberg.EntryContentData && inScope(df) {
 					c.remove = append(c.remove, df)
 				}

@@ -62,7 +62,7 @@ func readSource(ctx context.Context, in array.RecordReader, conf *schema.Conform
 func (s *sourceRows) NumRows() int64 { return s.starts[len(s.starts)-1] }
 
 func (s *sourceRows) Release() {
-	releaseAll(s.batches)
+	ReleaseAll(s.batches)
 	s.batches = nil
 }
 
@@ -71,7 +71,7 @@ func (s *sourceRows) Release() {
 func (s *sourceRows) evalKeys(ctx context.Context, keys []expr.Key) ([]arrow.Array, error) {
 	switch len(s.batches) {
 	case 0:
-		cols := emptyColumns(s.schema)
+		cols := EmptyColumns(s.schema)
 		empty := array.NewRecordBatch(s.schema, cols, 0)
 		releaseArrays(cols)
 		defer empty.Release()
@@ -110,7 +110,7 @@ func (s *sourceRows) evalKeys(ctx context.Context, keys []expr.Key) ([]arrow.Arr
 func (s *sourceRows) take(ctx context.Context, idx []int32) (arrow.RecordBatch, error) {
 	switch len(s.batches) {
 	case 0:
-		return concatBatches(s.schema, nil)
+		return ConcatBatches(s.schema, nil)
 	case 1:
 		return takeRecord(ctx, s.batches[0], idx)
 	}
@@ -139,7 +139,7 @@ func (s *sourceRows) take(ctx context.Context, idx []int32) (arrow.RecordBatch, 
 		inOrder = inOrder && p == j
 	}
 	var parts []arrow.RecordBatch
-	defer func() { releaseAll(parts) }()
+	defer func() { ReleaseAll(parts) }()
 	for b, rec := range s.batches {
 		if count[b+1] == count[b] {
 			continue
@@ -150,7 +150,7 @@ func (s *sourceRows) take(ctx context.Context, idx []int32) (arrow.RecordBatch, 
 		}
 		parts = append(parts, part)
 	}
-	grouped, err := concatBatches(s.schema, parts)
+	grouped, err := ConcatBatches(s.schema, parts)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *sourceRows) take(ctx context.Context, idx []int32) (arrow.RecordBatch, 
 	return takeRecord(ctx, grouped, pos)
 }
 
-func emptyColumns(sc *arrow.Schema) []arrow.Array {
+func EmptyColumns(sc *arrow.Schema) []arrow.Array {
 	cols := make([]arrow.Array, sc.NumFields())
 	for i := range cols {
 		cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, sc.Field(i).Type, 0)
@@ -170,13 +170,13 @@ func emptyColumns(sc *arrow.Schema) []arrow.Array {
 }
 
 // concatBatches concatenates batches of schema sc into one.
-func concatBatches(sc *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
+func ConcatBatches(sc *arrow.Schema, recs []arrow.RecordBatch) (arrow.RecordBatch, error) {
 	if len(recs) == 1 {
 		recs[0].Retain()
 		return recs[0], nil
 	}
 	if len(recs) == 0 {
-		cols := emptyColumns(sc)
+		cols := EmptyColumns(sc)
 		defer releaseArrays(cols)
 		return array.NewRecordBatch(sc, cols, 0), nil
 	}

@@ -36,12 +36,12 @@ func TestSourceTakeAcrossBatches(t *testing.T) {
 	if src.NumRows() != 2251 || len(src.batches) != 4 {
 		t.Fatalf("%d rows in %d batches", src.NumRows(), len(src.batches))
 	}
-	whole, err := concatBatches(gatherSchema, recs)
+	whole, err := ConcatBatches(gatherSchema, recs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer whole.Release()
-	releaseAll(recs)
+	ReleaseAll(recs)
 
 	var unordered, ascending []int32
 	for range 900 {

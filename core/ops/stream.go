@@ -17,11 +17,11 @@ import (
 // writer, being encoded); iceberg-go's default of 128k rows made that
 // ~0.5 GB for two TPC-H lineitem rewrites, 32k rows a quarter of it at the
 // same speed (bench/dml.py M3, unpartitioned).
-const rewriteBatchRows = 32 << 10
+const RewriteBatchRows = 32 << 10
 
 // rewriteSpread is how many files each of n rewrites running at once may
 // encode at once: the cores are shared out between them.
-func rewriteSpread(n int) int { return max(1, workers()/max(1, n)) }
+func RewriteSpread(n int) int { return max(1, Workers()/max(1, n)) }
 
 // rewriteStream rewrites one file's rows as they are read: step turns each
 // batch read into the batches to write back and says whether the file
@@ -31,22 +31,22 @@ func rewriteSpread(n int) int { return max(1, workers()/max(1, n)) }
 // encoding overlap. A file that never changes writes nothing
 // (changed false). path names the file in read errors;
 // write is the writer's side (writeData with the operation's plan).
-func rewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error], path string,
+func RewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error], path string,
 	step func(arrow.RecordBatch) ([]arrow.RecordBatch, bool, error),
-	write func(array.RecordReader) (written, error),
-) (out written, changed bool, err error) {
+	write func(array.RecordReader) (Written, error),
+) (out Written, changed bool, err error) {
 	var (
 		held []arrow.RecordBatch
 		pipe *batchPipe
 	)
-	defer func() { releaseAll(held) }()
-	fail := func(e error) (written, bool, error) {
+	defer func() { ReleaseAll(held) }()
+	fail := func(e error) (Written, bool, error) {
 		if pipe != nil {
 			if _, perr := pipe.close(e); e == nil {
 				e = perr // the writer stopped first: its error
 			}
 		}
-		return written{}, false, e
+		return Written{}, false, e
 	}
 	for rec, rerr := range batches {
 		var se stepError
@@ -59,7 +59,7 @@ func rewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error
 		parts, ch, serr := step(rec)
 		rec.Release()
 		if serr != nil {
-			releaseAll(parts)
+			ReleaseAll(parts)
 			return fail(serr)
 		}
 		if pipe == nil {
@@ -72,16 +72,16 @@ func rewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error
 		}
 		for i, part := range parts {
 			if !pipe.send(part) {
-				releaseAll(parts[i+1:])
+				ReleaseAll(parts[i+1:])
 				return fail(nil)
 			}
 		}
 	}
 	if pipe == nil {
-		return written{}, false, nil
+		return Written{}, false, nil
 	}
 	if out, err = pipe.close(nil); err != nil {
-		return written{}, false, err
+		return Written{}, false, err
 	}
 	return out, true, nil
 }
@@ -98,11 +98,11 @@ type batchPipe struct {
 	rdr     *chanReader
 	stopped chan struct{} // writeData returned
 	done    chan struct{} // and the channel is drained
-	out     written
+	out     Written
 	err     error
 }
 
-func startPipe(sch *arrow.Schema, write func(array.RecordReader) (written, error)) *batchPipe {
+func startPipe(sch *arrow.Schema, write func(array.RecordReader) (Written, error)) *batchPipe {
 	bp := &batchPipe{
 		rdr:     &chanReader{schema: sch, ch: make(chan arrow.RecordBatch, 2)},
 		stopped: make(chan struct{}), done: make(chan struct{}),
@@ -138,15 +138,15 @@ func (bp *batchPipe) send(rec arrow.RecordBatch) bool {
 // close ends the input, with cause when the producer failed (the writer
 // then deletes what it wrote), and waits for the writer. It returns the
 // writer's result, or cause, or the writer's error.
-func (bp *batchPipe) close(cause error) (written, error) {
+func (bp *batchPipe) close(cause error) (Written, error) {
 	bp.rdr.err = cause
 	close(bp.rdr.ch)
 	<-bp.done
 	if cause != nil {
-		return written{}, cause
+		return Written{}, cause
 	}
 	if bp.err != nil {
-		return written{}, bp.err
+		return Written{}, bp.err
 	}
 	return bp.out, nil
 }

@@ -50,27 +50,27 @@ func changesFrom(k int) func(arrow.RecordBatch) ([]arrow.RecordBatch, bool, erro
 
 // collect is a writer that checks rows arrive in order, sums them and fails
 // after failAfter batches (-1: never).
-func collect(sum *int64, rows *int64, failAfter int) func(array.RecordReader) (written, error) {
-	return func(r array.RecordReader) (written, error) {
+func collect(sum *int64, rows *int64, failAfter int) func(array.RecordReader) (Written, error) {
+	return func(r array.RecordReader) (Written, error) {
 		n := 0
 		for r.Next() {
 			if n == failAfter {
-				return written{}, errors.New("encoder broke")
+				return Written{}, errors.New("encoder broke")
 			}
 			n++
 			col := r.RecordBatch().Column(0).(*array.Int64)
 			for _, v := range col.Int64Values() {
 				if v != *rows {
-					return written{}, fmt.Errorf("row %d arrived at position %d", v, *rows)
+					return Written{}, fmt.Errorf("row %d arrived at position %d", v, *rows)
 				}
 				*sum += v
 				*rows++
 			}
 		}
 		if err := r.Err(); err != nil {
-			return written{}, err
+			return Written{}, err
 		}
-		return written{rows: *rows}, nil
+		return Written{Rows: *rows}, nil
 	}
 }
 
@@ -98,8 +98,8 @@ func TestRewriteStream(t *testing.T) {
 			called := false
 			var writerErr error
 			write := collect(&sum, &rows, c.writerFailsAfter)
-			out, changed, err := rewriteStream(streamSchema, streamBatches(mem, c.n, c.failAt), "f.parquet", changesFrom(c.changeAt),
-				func(r array.RecordReader) (written, error) {
+			out, changed, err := RewriteStream(streamSchema, streamBatches(mem, c.n, c.failAt), "f.parquet", changesFrom(c.changeAt),
+				func(r array.RecordReader) (Written, error) {
 					called = true
 					w, err := write(r)
 					writerErr = err
@@ -123,8 +123,8 @@ func TestRewriteStream(t *testing.T) {
 				return
 			}
 			n := int64(c.n * 10)
-			if out.rows != c.wantRows || rows != n || sum != n*(n-1)/2 {
-				t.Fatalf("wrote %d rows (reported %d), sum %d; want %d rows, sum %d", rows, out.rows, sum, n, n*(n-1)/2)
+			if out.Rows != c.wantRows || rows != n || sum != n*(n-1)/2 {
+				t.Fatalf("wrote %d rows (reported %d), sum %d; want %d rows, sum %d", rows, out.Rows, sum, n, n*(n-1)/2)
 			}
 		})
 	}

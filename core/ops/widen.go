@@ -17,7 +17,7 @@ import (
 // name, fields a lacks all null, primitives cast by the allowed
 // promotions, recursively through structs, list elements and map entries.
 // Buffers are shared, not copied. The caller releases the result.
-func widenTo(a arrow.Array, want arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+func Widen(a arrow.Array, want arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
 	d, err := widenData(a.Data(), want, mem)
 	if err != nil {
 		return nil, err

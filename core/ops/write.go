@@ -30,17 +30,17 @@ import (
 )
 
 // writer runs one write operation.
-type writer struct {
-	sess  *session.Session
-	cat   *catalog.Catalog
-	id    request.Identifier
-	ident table.Identifier
-	req   *request.Request
-	input array.RecordReader
-	prog  *Progress
-	start time.Time
+type Writer struct {
+	Sess  *session.Session
+	Cat   *catalog.Catalog
+	ID    request.Identifier
+	Ident table.Identifier
+	Req   *request.Request
+	Input array.RecordReader
+	Prog  *Progress
+	Start time.Time
 	// target is the branch written and how (refs.go).
-	target target
+	Target Target
 	// manifests caches decoded manifests for the commit (manifests.go);
 	// nil when nothing was prefetched.
 	manifests *manifestCache
@@ -50,12 +50,12 @@ type writer struct {
 }
 
 // plan is the table shape the data is written against.
-type plan struct {
-	schema   *iceberg.Schema // as the table will hold it (final ids)
-	spec     iceberg.PartitionSpec
-	location string
-	props    map[string]string
-	eff      Effective
+type Plan struct {
+	Schema   *iceberg.Schema // as the table will hold it (final ids)
+	Spec     iceberg.PartitionSpec
+	Location string
+	Props    map[string]string
+	Eff      Effective
 	// shape is the table a create or replace asks for; nil for append.
 	shape *shape
 	// layout is how rows are distributed over files; sorter (nil for an
@@ -65,7 +65,7 @@ type plan struct {
 
 	// evolution is a schema change committed with the data (merge's
 	// withSchemaEvolution); schema is then the evolved schema.
-	evolution *evolution
+	Evolution *Evolution
 
 	// The dictionary decision is made once per operation (from its first
 	// partitioned batch) and shared by every file it writes: rewrites
@@ -79,30 +79,30 @@ type plan struct {
 }
 
 // evolution is a schema change committed in the same commit as the data.
-type evolution struct {
-	from   int             // the schema id it applies to
-	schema *iceberg.Schema // the new schema, with its final field ids
+type Evolution struct {
+	From   int             // the schema id it applies to
+	Schema *iceberg.Schema // the new schema, with its final field ids
 }
 
 // evolve returns base with p's schema change applied, the updates that do
 // it and the requirement that the change still applies; base unchanged and
 // nothing when p changes no schema.
-func (p *plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []table.Requirement, error) {
-	if p.evolution == nil {
+func (p *Plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []table.Requirement, error) {
+	if p.Evolution == nil {
 		return base, nil, nil, nil
 	}
-	ups := []table.Update{table.NewAddSchemaUpdate(p.evolution.schema), table.NewSetCurrentSchemaUpdate(-1)}
+	ups := []table.Update{table.NewAddSchemaUpdate(p.Evolution.Schema), table.NewSetCurrentSchemaUpdate(-1)}
 	nb, err := table.UpdateTableMetadata(base, ups, "")
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: evolving the schema: %v", errs.ErrValidation, err)
 	}
-	return nb, ups, []table.Requirement{table.AssertCurrentSchemaID(p.evolution.from)}, nil
+	return nb, ups, []table.Requirement{table.AssertCurrentSchemaID(p.Evolution.From)}, nil
 }
 
 // decideDictionary returns the columns written without a dictionary and
 // those stored uncompressed, deciding on the operation's first sample;
 // both nil when the sample is too small to judge.
-func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) (noDict, raw []string, err error) {
+func (p *Plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) (noDict, raw []string, err error) {
 	p.dictMu.Lock()
 	defer p.dictMu.Unlock()
 	if p.dictDone {
@@ -121,7 +121,7 @@ func (p *plan) decideDictionary(o parquet.Options, sample arrow.RecordBatch) (no
 
 // dictionaryDecided reports whether the operation's dictionary decision
 // is made.
-func (p *plan) dictionaryDecided() bool {
+func (p *Plan) dictionaryDecided() bool {
 	p.dictMu.Lock()
 	defer p.dictMu.Unlock()
 	return p.dictDone
@@ -141,32 +141,32 @@ type shape struct {
 }
 
 // written is the output of the data path.
-type written struct {
-	files []writtenFile
-	paths []string
-	rows  int64
-	bytes int64
+type Written struct {
+	Files []WrittenFile
+	Paths []string
+	Rows  int64
+	Bytes int64
 }
 
 // writtenFile is a data file and its partition tuple.
-type writtenFile struct {
-	f      parquet.File
-	values map[int]any
+type WrittenFile struct {
+	File      parquet.File
+	Values map[int]any
 	// sortOrderID is the sort order the file's rows are in (0: unsorted).
-	sortOrderID int
+	SortOrderID int
 }
 
 // dataFiles describes the files for a commit on base. v3 tables need each
 // file's first row id, which depends on the base a (re)try commits on.
-func (wr written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]iceberg.DataFile, error) {
-	out := make([]iceberg.DataFile, 0, len(wr.files))
+func (wr Written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]iceberg.DataFile, error) {
+	out := make([]iceberg.DataFile, 0, len(wr.Files))
 	next := base.NextRowID()
-	for _, wf := range wr.files {
+	for _, wf := range wr.Files {
 		var first *int64
 		if base.Version() >= 3 {
 			id := next
 			first = &id
-			next += wf.f.Rows
+			next += wf.File.Rows
 		}
 		df, err := dataFile(spec, wf, first)
 		if err != nil {
@@ -177,22 +177,22 @@ func (wr written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]
 	return out, nil
 }
 
-func (w *writer) run(ctx context.Context) (*Result, error) {
-	op := w.req.Op
+func (w *Writer) run(ctx context.Context) (*Result, error) {
+	op := w.Req.Op
 	var existing *table.Table
-	t, err := w.cat.LoadTable(ctx, w.ident)
+	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	switch {
 	case err == nil:
 		existing = t
 	case errors.Is(err, icecat.ErrNoSuchTable):
 	default:
-		return nil, mapCatalogErr(err, w.id)
+		return nil, MapErr(err, w.ID)
 	}
 	switch {
 	case op == request.OpCreate && existing != nil:
-		return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
+		return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.ID)
 	case op != request.OpCreate && op != request.OpCreateOrReplace && existing == nil:
-		return nil, fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, w.id)
+		return nil, fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, w.ID)
 	case op == request.OpCreateOrReplace:
 		op = request.OpCreate
 		if existing != nil {
@@ -200,7 +200,7 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 		}
 	}
 
-	var p *plan
+	var p *Plan
 	switch op {
 	case request.OpCreate, request.OpReplace:
 		p, err = w.planNew(ctx, existing)
@@ -210,7 +210,7 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := w.resolveTarget(existing, p.eff); err != nil {
+	if err := w.resolveTarget(existing, p.Eff); err != nil {
 		return nil, err
 	}
 	switch op {
@@ -223,23 +223,23 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	if op == request.OpOverwritePartitions && existing != nil {
 		// The commit reads the head's data files to find those replaced:
 		// decode them while the data is written.
-		if fs, err := w.fileIO(ctx, p); err == nil {
-			w.manifests = prefetchManifests(ctx, fs, w.head(existing.Metadata()))
+		if fs, err := w.FileIO(ctx, p); err == nil {
+			w.manifests = prefetchManifests(ctx, fs, w.Head(existing.Metadata()))
 		}
 	}
-	wr, err := w.writeData(ctx, p, w.input)
+	wr, err := w.WriteData(ctx, p, w.Input)
 	if err != nil {
 		return nil, err
 	}
-	retry, err := w.retryPolicy(p.props)
+	retry, err := w.RetryPolicy(p.Props)
 	if err != nil {
-		w.deleteFiles(ctx, p, wr.paths)
+		w.DeleteFiles(ctx, p, wr.Paths)
 		return nil, err
 	}
 	var committed *table.Table
 	if op == request.OpOverwritePartitions {
 		var start *table.Snapshot
-		if start, err = w.startSnapshot(existing, p); err == nil {
+		if start, err = w.StartSnapshot(existing, p); err == nil {
 			committed, err = w.overwritePartitions(ctx, p, wr, start)
 		}
 	} else {
@@ -259,63 +259,63 @@ func (w *writer) run(ctx context.Context) (*Result, error) {
 	if err != nil {
 		// A commit whose outcome is unknown may have landed: keep its files.
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
-			w.deleteFiles(ctx, p, wr.paths)
+			w.DeleteFiles(ctx, p, wr.Paths)
 			w.dropStaged(ctx, p)
 		}
 		if errors.Is(err, icecat.ErrTableAlreadyExists) {
-			return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.id)
+			return nil, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.ID)
 		}
 		// A create that lost a race can fail with the catalog's own error
 		// (a unique-key violation on SQL): name what happened.
 		if op == request.OpCreate && !errors.Is(err, errs.ErrCommitStateUnknown) {
-			if ok, cerr := w.cat.CheckTableExists(context.WithoutCancel(ctx), w.ident); cerr == nil && ok {
-				return nil, fmt.Errorf("%w: table %s was created concurrently", errs.ErrTableAlreadyExists, w.id)
+			if ok, cerr := w.Cat.CheckTableExists(context.WithoutCancel(ctx), w.Ident); cerr == nil && ok {
+				return nil, fmt.Errorf("%w: table %s was created concurrently", errs.ErrTableAlreadyExists, w.ID)
 			}
 		}
-		return nil, mapCatalogErr(err, w.id)
+		return nil, MapErr(err, w.ID)
 	}
-	return w.result(committed, wr, len(wr.files) > 0), nil
+	return w.Result(committed, wr, len(wr.Files) > 0), nil
 }
 
 // retryPolicy is the table's commit.retry.* settings with the catalog's
 // per-table commit queue.
-func (w *writer) retryPolicy(props map[string]string) (commit.Retry, error) {
+func (w *Writer) RetryPolicy(props map[string]string) (commit.Retry, error) {
 	r, err := commit.RetryFromProperties(props)
-	r.Serialize = w.cat.CommitSerializer(w.ident)
+	r.Serialize = w.Cat.CommitSerializer(w.Ident)
 	return r, err
 }
 
 // startSnapshot is the snapshot isolation checks start from: the write
 // option validate-from-snapshot-id, else the target branch's head when the
 // operation began.
-func (w *writer) startSnapshot(t *table.Table, p *plan) (*table.Snapshot, error) {
-	if id := p.eff.ValidateFrom; id != nil {
+func (w *Writer) StartSnapshot(t *table.Table, p *Plan) (*table.Snapshot, error) {
+	if id := p.Eff.ValidateFrom; id != nil {
 		sn := t.Metadata().SnapshotByID(*id)
 		if sn == nil {
-			return nil, fmt.Errorf("%w: validate-from-snapshot-id %d is not a snapshot of %s", errs.ErrInvalidArgument, *id, w.id)
+			return nil, fmt.Errorf("%w: validate-from-snapshot-id %d is not a snapshot of %s", errs.ErrInvalidArgument, *id, w.ID)
 		}
 		return sn, nil
 	}
-	return w.head(t.Metadata()), nil
+	return w.Head(t.Metadata()), nil
 }
 
 // result describes a finished write; committed says whether it made a
 // snapshot.
-func (w *writer) result(t *table.Table, wr written, committed bool) *Result {
-	res := &Result{Table: w.id.String(), Metrics: Metrics{Rows: wr.rows, Files: int64(len(wr.files)), Bytes: wr.bytes, Seconds: time.Since(w.start).Seconds()}}
-	if sn := w.committedSnapshot(t); sn != nil && committed {
+func (w *Writer) Result(t *table.Table, wr Written, committed bool) *Result {
+	res := &Result{Table: w.ID.String(), Metrics: Metrics{Rows: wr.Rows, Files: int64(len(wr.Files)), Bytes: wr.Bytes, Seconds: time.Since(w.Start).Seconds()}}
+	if sn := w.Committed(t); sn != nil && committed {
 		id := sn.SnapshotID
 		res.SnapshotID = &id
-		res.Operation, res.Summary = summaryOf(sn)
+		res.Operation, res.Summary = SnapshotSummary(sn)
 	}
 	return res
 }
 
 // tableProps builds the properties of a new or replaced table: defaults,
 // catalog table-default.*, the request's, then catalog table-override.*.
-func (w *writer) tableProps(existing map[string]string) map[string]string {
+func (w *Writer) tableProps(existing map[string]string) map[string]string {
 	props := map[string]string{"write.parquet.compression-codec": "zstd"}
-	for k, v := range w.cat.Props {
+	for k, v := range w.Cat.Props {
 		if d, ok := strings.CutPrefix(k, "table-default."); ok {
 			props[d] = v
 		}
@@ -324,8 +324,8 @@ func (w *writer) tableProps(existing map[string]string) map[string]string {
 		// REPLACE merges properties: none removed, new ones win.
 		props = maps.Clone(existing)
 	}
-	maps.Copy(props, w.req.Properties)
-	for k, v := range w.cat.Props {
+	maps.Copy(props, w.Req.Properties)
+	for k, v := range w.Cat.Props {
 		if o, ok := strings.CutPrefix(k, "table-override."); ok {
 			props[o] = v
 		}
@@ -333,9 +333,9 @@ func (w *writer) tableProps(existing map[string]string) map[string]string {
 	return props
 }
 
-func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, error) {
-	keepNullability := strings.EqualFold(w.cat.Props["use-nullable-query-schema"], "false")
-	sc, err := schema.FromArrow(w.input.Schema(), keepNullability)
+func (w *Writer) planNew(ctx context.Context, existing *table.Table) (*Plan, error) {
+	keepNullability := strings.EqualFold(w.Cat.Props["use-nullable-query-schema"], "false")
+	sc, err := schema.FromArrow(w.Input.Schema(), keepNullability)
 	if err != nil {
 		return nil, err
 	}
@@ -346,19 +346,19 @@ func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, err
 		}
 		oldProps = existing.Metadata().Properties()
 	}
-	spec, err := buildSpec(sc, w.req.PartitionBy, existing)
+	spec, err := buildSpec(sc, w.Req.PartitionBy, existing)
 	if err != nil {
 		return nil, err
 	}
-	order, err := layout.ParseOrder(w.req.SortOrder, sc)
+	order, err := layout.ParseOrder(w.Req.SortOrder, sc)
 	if err != nil {
 		return nil, err
 	}
 	props := w.tableProps(oldProps)
-	if _, err := formatVersion(props); err != nil {
+	if _, err := FormatVersion(props); err != nil {
 		return nil, err
 	}
-	loc := w.req.Location
+	loc := w.Req.Location
 	if loc == "" && existing != nil {
 		loc = existing.Metadata().Location()
 	}
@@ -378,14 +378,14 @@ func (w *writer) planNew(ctx context.Context, existing *table.Table) (*plan, err
 	if err != nil {
 		return nil, err
 	}
-	return w.withOptions(&plan{schema: base.CurrentSchema(), spec: base.PartitionSpec(), location: loc, props: props, shape: sh}, base.SortOrder())
+	return w.withOptions(&Plan{Schema: base.CurrentSchema(), Spec: base.PartitionSpec(), Location: loc, Props: props, shape: sh}, base.SortOrder())
 }
 
 // stage returns the metadata that old (nil: nothing) becomes with the
 // shape applied, and the updates that do it: what CREATE/REPLACE TABLE
 // commits before the data's snapshot.
 func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []table.Update, error) {
-	fv, err := formatVersion(s.props)
+	fv, err := FormatVersion(s.props)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -465,29 +465,29 @@ func sameSpec(old table.Metadata, spec iceberg.PartitionSpec) (int, bool) {
 
 // sameShape makes a retried create/replace fail cleanly if the ids its files
 // were written with no longer hold on the refreshed table.
-func sameShape(base table.Metadata, p *plan) error {
+func sameShape(base table.Metadata, p *Plan) error {
 	spec := base.PartitionSpec()
-	if spec.ID() != p.spec.ID() || base.CurrentSchema().ID != p.schema.ID {
+	if spec.ID() != p.Spec.ID() || base.CurrentSchema().ID != p.Schema.ID {
 		return fmt.Errorf("%w: table schema or partition spec changed concurrently", errs.ErrValidation)
 	}
 	return nil
 }
 
-func (w *writer) planAppend(t *table.Table) (*plan, error) {
-	if len(w.req.SortOrder) > 0 {
-		return nil, fmt.Errorf("%w: a sort order is given only when creating or replacing a table (%s is %s)", errs.ErrInvalidArgument, w.id, w.req.Op)
+func (w *Writer) planAppend(t *table.Table) (*Plan, error) {
+	if len(w.Req.SortOrder) > 0 {
+		return nil, fmt.Errorf("%w: a sort order is given only when creating or replacing a table (%s is %s)", errs.ErrInvalidArgument, w.ID, w.Req.Op)
 	}
 	m := t.Metadata()
-	p, err := w.withOptions(&plan{schema: m.CurrentSchema(), spec: m.PartitionSpec(), location: m.Location(), props: m.Properties()}, m.SortOrder())
-	if err != nil || !p.eff.MergeSchema || w.input == nil || w.req.Op == request.OpMerge {
+	p, err := w.withOptions(&Plan{Schema: m.CurrentSchema(), Spec: m.PartitionSpec(), Location: m.Location(), Props: m.Properties()}, m.SortOrder())
+	if err != nil || !p.Eff.MergeSchema || w.Input == nil || w.Req.Op == request.OpMerge {
 		return p, err
 	}
 	// Spark's schema merge: new columns and allowed widenings are
 	// committed with the data, in the same commit.
-	if !strings.EqualFold(p.props["write.spark.accept-any-schema"], "true") {
-		return nil, fmt.Errorf("%w: mergeSchema needs the table property write.spark.accept-any-schema=true on %s", errs.ErrInvalidArgument, w.id)
+	if !strings.EqualFold(p.Props["write.spark.accept-any-schema"], "true") {
+		return nil, fmt.Errorf("%w: mergeSchema needs the table property write.spark.accept-any-schema=true on %s", errs.ErrInvalidArgument, w.ID)
 	}
-	src, err := schema.FromArrow(w.input.Schema(), false)
+	src, err := schema.FromArrow(w.Input.Schema(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -499,16 +499,16 @@ func (w *writer) planAppend(t *table.Table) (*plan, error) {
 
 // withOptions resolves the write's options and its layout: distribution
 // and the sort order its files are written in.
-func (w *writer) withOptions(p *plan, order table.SortOrder) (*plan, error) {
-	eff, err := resolveOptions(p.props, w.sess.Conf(), w.req.Options)
+func (w *Writer) withOptions(p *Plan, order table.SortOrder) (*Plan, error) {
+	eff, err := resolveOptions(p.Props, w.Sess.Conf(), w.Req.Options)
 	if err != nil {
 		return nil, err
 	}
-	p.eff = eff
-	if p.sorter, err = layout.NewSorter(order, p.schema); err != nil {
+	p.Eff = eff
+	if p.sorter, err = layout.NewSorter(order, p.Schema); err != nil {
 		return nil, err
 	}
-	if p.layout, err = layout.Resolve(eff.Props, p.sorter != nil, !p.spec.IsUnpartitioned()); err != nil {
+	if p.layout, err = layout.Resolve(eff.Props, p.sorter != nil, !p.Spec.IsUnpartitioned()); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -517,23 +517,23 @@ func (w *writer) withOptions(p *plan, order table.SortOrder) (*plan, error) {
 // defaultLocation follows the catalogs' own layout: <warehouse>/<ns>.db/<t>
 // for SQL catalogs (as PyIceberg and Java JDBC do), <warehouse>/<ns>/<t> for
 // the directory catalog (which requires it).
-func (w *writer) defaultLocation(ctx context.Context) (string, error) {
+func (w *Writer) defaultLocation(ctx context.Context) (string, error) {
 	// A REST catalog without a warehouse path gives the location its server chooses.
-	loc, ok, err := w.cat.DefaultLocation(ctx, w.ident)
+	loc, ok, err := w.Cat.DefaultLocation(ctx, w.Ident)
 	if err != nil {
-		return "", mapCatalogErr(err, w.id)
+		return "", MapErr(err, w.ID)
 	}
 	if ok {
 		return loc, nil
 	}
-	wh := strings.TrimSuffix(w.cat.Props["warehouse"], "/")
+	wh := strings.TrimSuffix(w.Cat.Props["warehouse"], "/")
 	if wh == "" {
-		return "", fmt.Errorf("%w: catalog %q has no warehouse; give the table a location", errs.ErrInvalidArgument, w.cat.Name)
+		return "", fmt.Errorf("%w: catalog %q has no warehouse; give the table a location", errs.ErrInvalidArgument, w.Cat.Name)
 	}
-	if w.cat.CatalogType() == icecat.Hadoop {
-		return wh + "/" + strings.Join(w.id.Namespace, "/") + "/" + w.id.Name, nil
+	if w.Cat.CatalogType() == icecat.Hadoop {
+		return wh + "/" + strings.Join(w.ID.Namespace, "/") + "/" + w.ID.Name, nil
 	}
-	return wh + "/" + strings.Join(w.id.Namespace, ".") + ".db/" + w.id.Name, nil
+	return wh + "/" + strings.Join(w.ID.Namespace, ".") + ".db/" + w.ID.Name, nil
 }
 
 var defaultFieldSuffix = map[string]string{"year": "_year", "month": "_month", "day": "_day", "hour": "_hour", "void": "_null"}
@@ -625,35 +625,35 @@ func existingField(t *table.Table, sourceID int, tr iceberg.Transform) (iceberg.
 }
 
 // fileIO returns the table's write FileIO.
-func (w *writer) fileIO(ctx context.Context, p *plan) (icebergio.WriteFileIO, error) {
-	return w.cat.WriteFS(ctx, p.props, p.location)
+func (w *Writer) FileIO(ctx context.Context, p *Plan) (icebergio.WriteFileIO, error) {
+	return w.Cat.WriteFS(ctx, p.Props, p.Location)
 }
 
 // dataRoot is the folder the plan's data and delete files go under:
 // write.data.path, else <location>/data.
-func (p *plan) dataRoot() paths.Root {
-	return paths.DataRoot(p.location, p.props)
+func (p *Plan) DataRoot() paths.Root {
+	return paths.DataRoot(p.Location, p.Props)
 }
 
 // dataFS returns the FileIO data and delete files are written with: opened
 // for the data root, and refusing to create any file outside it.
-func (w *writer) dataFS(ctx context.Context, p *plan) (icebergio.WriteFileIO, error) {
-	root := p.dataRoot()
-	fs, err := w.cat.WriteFS(ctx, p.props, root.String())
+func (w *Writer) DataFS(ctx context.Context, p *Plan) (icebergio.WriteFileIO, error) {
+	root := p.DataRoot()
+	fs, err := w.Cat.WriteFS(ctx, p.Props, root.String())
 	if err != nil {
 		return nil, err
 	}
 	return paths.Confine(fs, root), nil
 }
 
-func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (iceberg.DataFile, error) {
-	f := wf.f
-	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, wf.values, nil, nil, f.Rows, f.Size)
+func dataFile(spec iceberg.PartitionSpec, wf WrittenFile, firstRowID *int64) (iceberg.DataFile, error) {
+	f := wf.File
+	b, err := iceberg.NewDataFileBuilder(spec, iceberg.EntryContentData, f.Path, iceberg.ParquetFile, wf.Values, nil, nil, f.Rows, f.Size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, f.Path, err)
 	}
 	b.ColumnSizes(f.ColumnSizes).ValueCounts(f.ValueCounts).NullValueCounts(f.NullCounts).
-		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets).SortOrderID(wf.sortOrderID)
+		LowerBoundValues(f.Lower).UpperBoundValues(f.Upper).SplitOffsets(f.SplitOffsets).SortOrderID(wf.SortOrderID)
 	if len(f.NaNCounts) > 0 {
 		b.NaNValueCounts(f.NaNCounts)
 	}
@@ -664,11 +664,11 @@ func dataFile(spec iceberg.PartitionSpec, wf writtenFile, firstRowID *int64) (ic
 }
 
 // deleteFiles removes the data and delete files of a write that failed.
-func (w *writer) deleteFiles(ctx context.Context, p *plan, files []string) {
+func (w *Writer) DeleteFiles(ctx context.Context, p *Plan, files []string) {
 	if len(files) == 0 {
 		return
 	}
-	fs, err := w.dataFS(ctx, p)
+	fs, err := w.DataFS(ctx, p)
 	if err != nil {
 		return
 	}
@@ -678,9 +678,9 @@ func (w *writer) deleteFiles(ctx context.Context, p *plan, files []string) {
 }
 
 // snapshotProps are the summary properties every write adds.
-func (w *writer) snapshotProps(p *plan) iceberg.Properties {
+func (w *Writer) SnapshotProps(p *Plan) iceberg.Properties {
 	props := iceberg.Properties{"engine-name": EngineName, "engine-version": Version}
-	maps.Copy(props, p.eff.SnapshotProps)
+	maps.Copy(props, p.Eff.SnapshotProps)
 	return props
 }
 
@@ -706,11 +706,11 @@ func (c *captureCatalog) CommitTable(_ context.Context, _ table.Identifier, reqs
 
 // stageAppend produces the updates that add files as one append snapshot
 // on top of base.
-func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, baseLoc string, wr written) ([]table.Requirement, []table.Update, error) {
-	if len(wr.files) == 0 {
+func (w *Writer) StageAppend(ctx context.Context, p *Plan, base table.Metadata, baseLoc string, wr Written) ([]table.Requirement, []table.Update, error) {
+	if len(wr.Files) == 0 {
 		return nil, nil, nil
 	}
-	st, err := w.stage(p, base, baseLoc, wr)
+	st, err := w.Stage(p, base, baseLoc, wr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -718,22 +718,22 @@ func (w *writer) stageAppend(ctx context.Context, p *plan, base table.Metadata, 
 	// would survive a replace).
 	// Our files have fresh, unique names: iceberg-go's duplicate check would
 	// read every manifest of the table on every append.
-	if err := st.tx.AddDataFiles(ctx, st.files, w.snapshotProps(p), table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
-		return nil, nil, stagingErr(err)
+	if err := st.Tx.AddDataFiles(ctx, st.Files, w.SnapshotProps(p), table.WithoutAutoNameMapping(), table.WithoutDuplicateCheck()); err != nil {
+		return nil, nil, StagingErr(err)
 	}
-	return st.finish(ctx, nil)
+	return st.Finish(ctx, nil)
 }
 
 // staging is a snapshot being built on base by iceberg-go's producers,
 // committed to the stand-in catalog that keeps its updates.
-type staging struct {
-	table *table.Table
-	tx    *table.Transaction
+type Staging struct {
+	Table *table.Table
+	Tx    *table.Transaction
 	cc    *captureCatalog
 	// files are the new data files (v3: with first row ids for base).
-	files []iceberg.DataFile
+	Files []iceberg.DataFile
 	// tg is the write's target: a staged (WAP) snapshot moves no branch.
-	tg target
+	tg Target
 	// pre and preReqs are p's schema change, committed first.
 	pre     []table.Update
 	preReqs []table.Requirement
@@ -741,51 +741,51 @@ type staging struct {
 
 // stage opens a transaction on base (with p's schema change applied) for
 // adding wr's files.
-func (w *writer) stage(p *plan, base table.Metadata, baseLoc string, wr written) (*staging, error) {
+func (w *Writer) Stage(p *Plan, base table.Metadata, baseLoc string, wr Written) (*Staging, error) {
 	base, pre, preReqs, err := p.evolve(base)
 	if err != nil {
 		return nil, err
 	}
-	props := maps.Clone(map[string]string(w.cat.Props))
+	props := maps.Clone(map[string]string(w.Cat.Props))
 	maps.Copy(props, base.Properties())
 	cc := &captureCatalog{base: base, loc: baseLoc}
-	staged := table.New(w.ident, base, baseLoc, withDecimalScales(catalog.FSFunc(props, base.Location())), cc)
-	files, err := wr.dataFiles(p.spec, base)
+	staged := table.New(w.Ident, base, baseLoc, withDecimalScales(catalog.FSFunc(props, base.Location())), cc)
+	files, err := wr.dataFiles(p.Spec, base)
 	if err != nil {
 		return nil, err
 	}
-	tx, err := staged.NewTransactionOnBranchWithError(w.branchName())
+	tx, err := staged.NewTransactionOnBranchWithError(w.BranchName())
 	if err != nil {
-		return nil, fmt.Errorf("%w: writing to branch %s: %v", errs.ErrValidation, w.branchName(), err)
+		return nil, fmt.Errorf("%w: writing to branch %s: %v", errs.ErrValidation, w.BranchName(), err)
 	}
-	return &staging{table: staged, tx: tx, cc: cc, files: files, tg: w.target, pre: pre, preReqs: preReqs}, nil
+	return &Staging{Table: staged, Tx: tx, cc: cc, Files: files, tg: w.Target, pre: pre, preReqs: preReqs}, nil
 }
 
 // finish commits the staged transaction and returns the requirements and
 // updates to commit for real, edit (if any) applied to the snapshot's.
-func (st *staging) finish(ctx context.Context, edit func([]table.Update) []table.Update) ([]table.Requirement, []table.Update, error) {
-	if _, err := st.tx.Commit(ctx); err != nil {
+func (st *Staging) Finish(ctx context.Context, edit func([]table.Update) []table.Update) ([]table.Requirement, []table.Update, error) {
+	if _, err := st.Tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	updates := st.cc.updates
 	if edit != nil {
 		updates = edit(updates)
 	}
-	if st.tg.stage {
-		updates = unref(updates, st.tg.wapID)
+	if st.tg.Stage {
+		updates = unref(updates, st.tg.WapID)
 	}
 	return append(st.cc.reqs, st.preReqs...), append(st.pre, updates...), nil
 }
 
-func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.Table, error) {
-	t, err := w.cat.LoadTable(ctx, w.ident)
+func (w *Writer) commitAppend(ctx context.Context, p *Plan, wr Written) (*table.Table, error) {
+	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	if err != nil {
 		return nil, err
 	}
-	if len(wr.files) == 0 {
+	if len(wr.Files) == 0 {
 		return t, nil
 	}
-	if err := checkSchemaUnchanged(t.Metadata(), p); err != nil {
+	if err := CheckSchemaUnchanged(t.Metadata(), p); err != nil {
 		return nil, err
 	}
 	var reqs []table.Requirement
@@ -793,7 +793,7 @@ func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.
 	if w.staged != nil {
 		reqs, updates, err = w.rebaseAppend(ctx, p, t.Metadata())
 	} else {
-		reqs, updates, err = w.stageAppend(ctx, p, t.Metadata(), t.MetadataLocation(), wr)
+		reqs, updates, err = w.StageAppend(ctx, p, t.Metadata(), t.MetadataLocation(), wr)
 		if err == nil && w.rebasable(p, t.Metadata()) {
 			w.keepStaged(ctx, p, t.Metadata(), reqs, updates)
 		}
@@ -801,18 +801,18 @@ func (w *writer) commitAppend(ctx context.Context, p *plan, wr written) (*table.
 	if err != nil {
 		return nil, err
 	}
-	return w.publish(ctx, p, reqs, updates)
+	return w.Publish(ctx, p, reqs, updates)
 }
 
 // checkSchemaUnchanged makes a retried append fail cleanly when a concurrent
 // change removed the schema or spec its files were written against.
-func checkSchemaUnchanged(m table.Metadata, p *plan) error {
-	if m.PartitionSpecByID(p.spec.ID()) == nil {
-		return fmt.Errorf("%w: partition spec %d was removed concurrently", errs.ErrValidation, p.spec.ID())
+func CheckSchemaUnchanged(m table.Metadata, p *Plan) error {
+	if m.PartitionSpecByID(p.Spec.ID()) == nil {
+		return fmt.Errorf("%w: partition spec %d was removed concurrently", errs.ErrValidation, p.Spec.ID())
 	}
-	want := p.schema.ID
-	if p.evolution != nil {
-		want = p.evolution.from
+	want := p.Schema.ID
+	if p.Evolution != nil {
+		want = p.Evolution.From
 	}
 	if m.CurrentSchema().ID != want {
 		return fmt.Errorf("%w: the table schema changed concurrently (schema %d, written against %d)", errs.ErrValidation, m.CurrentSchema().ID, want)
@@ -820,14 +820,14 @@ func checkSchemaUnchanged(m table.Metadata, p *plan) error {
 	return nil
 }
 
-func (w *writer) publish(ctx context.Context, p *plan, reqs []table.Requirement, updates []table.Update) (*table.Table, error) {
+func (w *Writer) Publish(ctx context.Context, p *Plan, reqs []table.Requirement, updates []table.Update) (*table.Table, error) {
 	if err := ctx.Err(); err != nil {
 		w.removeStaged(ctx, p, updates)
 		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
 	}
 	// From here the commit runs to its end: a cancel arriving now must not
 	// leave its outcome unknown.
-	meta, loc, err := w.cat.CommitTable(context.WithoutCancel(ctx), w.ident, reqs, updates)
+	meta, loc, err := w.Cat.CommitTable(context.WithoutCancel(ctx), w.Ident, reqs, updates)
 	if err != nil {
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			w.removeStaged(ctx, p, updates)
@@ -835,26 +835,26 @@ func (w *writer) publish(ctx context.Context, p *plan, reqs []table.Requirement,
 		return nil, err
 	}
 	if meta == nil {
-		return w.cat.LoadTable(context.WithoutCancel(ctx), w.ident)
+		return w.Cat.LoadTable(context.WithoutCancel(ctx), w.Ident)
 	}
 	// The commit answers with the new metadata: no second read (which
 	// parses the whole, growing, metadata file again).
 	fsF := func(ctx context.Context) (icebergio.IO, error) {
-		return w.cat.WriteFS(ctx, meta.Properties(), meta.Location())
+		return w.Cat.WriteFS(ctx, meta.Properties(), meta.Location())
 	}
-	return table.New(w.ident, meta, loc, fsF, w.cat), nil
+	return table.New(w.Ident, meta, loc, fsF, w.Cat), nil
 }
 
 // removeStaged deletes the manifest list and the new manifests of the
 // snapshots in updates that did not get committed, so a retried or failed
 // commit leaves no orphan metadata files behind.
-func (w *writer) removeStaged(ctx context.Context, p *plan, updates []table.Update) {
-	fs, err := w.fileIO(context.WithoutCancel(ctx), p)
+func (w *Writer) removeStaged(ctx context.Context, p *Plan, updates []table.Update) {
+	fs, err := w.FileIO(context.WithoutCancel(ctx), p)
 	if err != nil {
 		return
 	}
 	for _, u := range updates {
-		sn, ok := addedSnapshot(u)
+		sn, ok := AddedSnapshot(u)
 		if !ok || sn.ManifestList == "" {
 			continue
 		}
@@ -874,11 +874,11 @@ func (w *writer) removeStaged(ctx context.Context, p *plan, updates []table.Upda
 
 // dropStaged removes the manifests kept for retries of an append that
 // finally failed.
-func (w *writer) dropStaged(ctx context.Context, p *plan) {
+func (w *Writer) dropStaged(ctx context.Context, p *Plan) {
 	if w.staged == nil {
 		return
 	}
-	fs, err := w.fileIO(context.WithoutCancel(ctx), p)
+	fs, err := w.FileIO(context.WithoutCancel(ctx), p)
 	if err != nil {
 		return
 	}
@@ -890,7 +890,7 @@ func (w *writer) dropStaged(ctx context.Context, p *plan) {
 
 // commitCreate creates the table and its first snapshot in one catalog
 // commit, so no reader sees a created-but-empty table.
-func (w *writer) commitCreate(ctx context.Context, p *plan, wr written) (*table.Table, error) {
+func (w *Writer) commitCreate(ctx context.Context, p *Plan, wr Written) (*table.Table, error) {
 	if err := w.ensureNamespace(ctx); err != nil {
 		return nil, err
 	}
@@ -901,17 +901,17 @@ func (w *writer) commitCreate(ctx context.Context, p *plan, wr written) (*table.
 	if err := sameShape(base, p); err != nil {
 		return nil, err
 	}
-	_, snapUpdates, err := w.stageAppend(ctx, p, base, "", wr)
+	_, snapUpdates, err := w.StageAppend(ctx, p, base, "", wr)
 	if err != nil {
 		return nil, err
 	}
-	return w.publish(ctx, p, []table.Requirement{table.AssertCreate()}, append(updates, snapUpdates...))
+	return w.Publish(ctx, p, []table.Requirement{table.AssertCreate()}, append(updates, snapUpdates...))
 }
 
 // commitReplace replaces schema, spec, properties and main's data in one
 // commit, keeping the table's history (REPLACE TABLE AS SELECT).
-func (w *writer) commitReplace(ctx context.Context, p *plan, wr written) (*table.Table, error) {
-	t, err := w.cat.LoadTable(ctx, w.ident)
+func (w *Writer) commitReplace(ctx context.Context, p *Plan, wr Written) (*table.Table, error) {
+	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	if err != nil {
 		return nil, err
 	}
@@ -923,7 +923,7 @@ func (w *writer) commitReplace(ctx context.Context, p *plan, wr written) (*table
 	if err := sameShape(base, p); err != nil {
 		return nil, err
 	}
-	_, snapUpdates, err := w.stageAppend(ctx, p, base, t.MetadataLocation(), wr)
+	_, snapUpdates, err := w.StageAppend(ctx, p, base, t.MetadataLocation(), wr)
 	if err != nil {
 		return nil, err
 	}
@@ -932,25 +932,25 @@ func (w *writer) commitReplace(ctx context.Context, p *plan, wr written) (*table
 		mainID = &sn.SnapshotID
 	}
 	reqs := []table.Requirement{table.AssertTableUUID(old.TableUUID()), table.AssertRefSnapshotID(table.MainBranch, mainID)}
-	return w.publish(ctx, p, reqs, append(updates, snapUpdates...))
+	return w.Publish(ctx, p, reqs, append(updates, snapUpdates...))
 }
 
-func (w *writer) ensureNamespace(ctx context.Context) error {
-	ns := table.Identifier(w.id.Namespace)
+func (w *Writer) ensureNamespace(ctx context.Context) error {
+	ns := table.Identifier(w.ID.Namespace)
 	for _, part := range ns {
 		if strings.Contains(part, ".") {
 			return fmt.Errorf("%w: namespace part %q contains a dot", errs.ErrInvalidArgument, part)
 		}
 	}
-	ok, err := w.cat.CheckNamespaceExists(ctx, ns)
+	ok, err := w.Cat.CheckNamespaceExists(ctx, ns)
 	if err != nil {
-		return mapCatalogErr(err, w.id)
+		return MapErr(err, w.ID)
 	}
 	if ok {
 		return nil
 	}
-	if err := w.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
-		return mapCatalogErr(err, w.id)
+	if err := w.Cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
+		return MapErr(err, w.ID)
 	}
 	return nil
 }
@@ -958,7 +958,7 @@ func (w *writer) ensureNamespace(ctx context.Context) error {
 // stagingErr types a failure of iceberg-go's snapshot producer: writing a
 // manifest or manifest list is I/O (the cause kept), anything else a
 // validation failure of the snapshot.
-func stagingErr(err error) error {
+func StagingErr(err error) error {
 	if catalog.IsStorageError(err) {
 		return fmt.Errorf("%w: staging the snapshot: %w", errs.ErrIO, err)
 	}
