@@ -150,7 +150,7 @@ type Written struct {
 
 // writtenFile is a data file and its partition tuple.
 type WrittenFile struct {
-	File      parquet.File
+	File   parquet.File
 	Values map[int]any
 	// sortOrderID is the sort order the file's rows are in (0: unsorted).
 	SortOrderID int
