@@ -19,6 +19,7 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
@@ -161,7 +162,7 @@ func (w *Writer) runMerge(ctx context.Context, p *Plan, t *table.Table) (*Result
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			m.cleanup(ctx)
 		}
-		return nil, MapErr(err, w.ID)
+		return nil, catalog.MapErr(err, w.ID)
 	}
 	return m.result(committed, c.add, did, counts), nil
 }

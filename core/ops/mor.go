@@ -23,6 +23,7 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
@@ -182,7 +183,7 @@ func (w *Writer) commitDelta(ctx context.Context, p *Plan, start *table.Snapshot
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			w.DeleteFiles(context.WithoutCancel(ctx), p, paths)
 		}
-		return nil, MapErr(err, w.ID)
+		return nil, catalog.MapErr(err, w.ID)
 	}
 	return committed, nil
 }

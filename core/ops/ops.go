@@ -6,7 +6,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -15,11 +14,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
-	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
@@ -112,7 +109,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return tableInfo(ctx, cat, id, ident)
 	case request.OpDropTable:
 		if err := cat.DropTable(ctx, ident); err != nil {
-			return nil, MapErr(err, id)
+			return nil, catalog.MapErr(err, id)
 		}
 		return map[string]any{"table": id.String(), "dropped": true}, nil
 	}
@@ -131,21 +128,9 @@ func LoadTable(ctx context.Context, s *session.Session, name string) (*table.Tab
 	}
 	t, err := cat.LoadTable(ctx, append(append(table.Identifier{}, id.Namespace...), id.Name))
 	if err != nil {
-		return nil, MapErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	return t, nil
-}
-
-func MapErr(err error, id request.Identifier) error {
-	switch {
-	case errors.Is(err, icecat.ErrNoSuchTable):
-		return fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, id)
-	case errors.Is(err, icecat.ErrTableAlreadyExists):
-		return fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, id)
-	case errors.Is(err, icecat.ErrNoSuchNamespace):
-		return fmt.Errorf("%w: namespace %s of table %s does not exist", errs.ErrNoSuchNamespace, strings.Join(id.Namespace, "."), id)
-	}
-	return commit.Classify(err)
 }
 
 // SnapshotInfo describes one snapshot.
@@ -161,7 +146,7 @@ type SnapshotInfo struct {
 func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, MapErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	cur := t.CurrentSnapshot()
 	out := []SnapshotInfo{}
@@ -180,7 +165,7 @@ func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier,
 func tableInfo(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, MapErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	m := t.Metadata()
 	info := map[string]any{
@@ -210,7 +195,7 @@ func listTables(ctx context.Context, s *session.Session, req *request.Request) (
 	var names []string
 	for ident, err := range cat.ListTables(ctx, table.Identifier(id.Namespace)) {
 		if err != nil {
-			return nil, MapErr(err, id)
+			return nil, catalog.MapErr(err, id)
 		}
 		names = append(names, strings.Join(ident, "."))
 	}

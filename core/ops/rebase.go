@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 )
 
 // stagedAppend is what an append's first attempt staged. When the commit
@@ -27,24 +28,6 @@ type stagedAppend struct {
 	rebuilt int                    // manifest lists written by retries
 }
 
-// addedSnapshot returns the snapshot an AddSnapshot update carries.
-func AddedSnapshot(u table.Update) (*table.Snapshot, bool) {
-	if u.Action() != table.UpdateAddSnapshot {
-		return nil, false
-	}
-	b, err := json.Marshal(u)
-	if err != nil {
-		return nil, false
-	}
-	var doc struct {
-		Snapshot *table.Snapshot `json:"snapshot"`
-	}
-	if json.Unmarshal(b, &doc) != nil || doc.Snapshot == nil {
-		return nil, false
-	}
-	return doc.Snapshot, true
-}
-
 // rebasable reports whether an append's staged snapshot can be moved onto
 // another head by a new manifest list alone: a plain append to an existing
 // branch of a v1/v2 table (v3 files carry row ids assigned from the base;
@@ -57,7 +40,7 @@ func (w *Writer) rebasable(p *Plan, base table.Metadata) bool {
 // attempts.
 func (w *Writer) keepStaged(ctx context.Context, p *Plan, base table.Metadata, reqs []table.Requirement, updates []table.Update) {
 	for _, u := range updates {
-		sn, ok := AddedSnapshot(u)
+		sn, ok := catalog.AddedSnapshot(u)
 		if !ok {
 			continue
 		}

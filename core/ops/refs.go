@@ -113,7 +113,7 @@ func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table
 	}
 	t, err := cat.LoadTable(ctx, identOf(id))
 	if err != nil {
-		return nil, nil, MapErr(err, id)
+		return nil, nil, catalog.MapErr(err, id)
 	}
 	if sel.Kind == "" {
 		return t, nil, nil
@@ -246,7 +246,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *
 	ident := identOf(id)
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, MapErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	if req.Op == request.OpRefs {
 		refs := map[string]RefInfo{}
@@ -284,7 +284,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *
 		return nil
 	})
 	if err != nil {
-		return nil, MapErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
@@ -170,7 +171,7 @@ func (fl *filtered) copyOnWrite(ctx context.Context, t *table.Table, start *tabl
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			fl.cleanup(ctx, input)
 		}
-		return nil, MapErr(err, w.ID)
+		return nil, catalog.MapErr(err, w.ID)
 	}
 	fl.cleanupUnused(ctx, final)
 	res := w.Result(committed, final.add, did)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
@@ -138,7 +139,7 @@ func EditSummary(updates []table.Update, edit func(*table.Summary)) []table.Upda
 	out := make([]table.Update, len(updates))
 	copy(out, updates)
 	for i, u := range out {
-		sn, ok := AddedSnapshot(u)
+		sn, ok := catalog.AddedSnapshot(u)
 		if !ok || sn.Summary == nil {
 			continue
 		}

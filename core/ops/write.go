@@ -186,7 +186,7 @@ func (w *Writer) run(ctx context.Context) (*Result, error) {
 		existing = t
 	case errors.Is(err, icecat.ErrNoSuchTable):
 	default:
-		return nil, MapErr(err, w.ID)
+		return nil, catalog.MapErr(err, w.ID)
 	}
 	switch {
 	case op == request.OpCreate && existing != nil:
@@ -272,7 +272,7 @@ func (w *Writer) run(ctx context.Context) (*Result, error) {
 				return nil, fmt.Errorf("%w: table %s was created concurrently", errs.ErrTableAlreadyExists, w.ID)
 			}
 		}
-		return nil, MapErr(err, w.ID)
+		return nil, catalog.MapErr(err, w.ID)
 	}
 	return w.Result(committed, wr, len(wr.Files) > 0), nil
 }
@@ -521,7 +521,7 @@ func (w *Writer) defaultLocation(ctx context.Context) (string, error) {
 	// A REST catalog without a warehouse path gives the location its server chooses.
 	loc, ok, err := w.Cat.DefaultLocation(ctx, w.Ident)
 	if err != nil {
-		return "", MapErr(err, w.ID)
+		return "", catalog.MapErr(err, w.ID)
 	}
 	if ok {
 		return loc, nil
@@ -854,7 +854,7 @@ func (w *Writer) removeStaged(ctx context.Context, p *Plan, updates []table.Upda
 		return
 	}
 	for _, u := range updates {
-		sn, ok := AddedSnapshot(u)
+		sn, ok := catalog.AddedSnapshot(u)
 		if !ok || sn.ManifestList == "" {
 			continue
 		}
@@ -944,13 +944,13 @@ func (w *Writer) ensureNamespace(ctx context.Context) error {
 	}
 	ok, err := w.Cat.CheckNamespaceExists(ctx, ns)
 	if err != nil {
-		return MapErr(err, w.ID)
+		return catalog.MapErr(err, w.ID)
 	}
 	if ok {
 		return nil
 	}
 	if err := w.Cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, icecat.ErrNamespaceAlreadyExists) {
-		return MapErr(err, w.ID)
+		return catalog.MapErr(err, w.ID)
 	}
 	return nil
 }
