@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -448,11 +447,11 @@ func (w *Writer) newMerger(ctx context.Context, p *Plan, spec *request.Merge, me
 			}
 		}
 		for col, text := range set {
-			idx := topLevelIndex(p.Schema, col)
+			idx := schema.TopLevelIndex(p.Schema, col)
 			if c.Action == request.ActionUpdateAll || c.Action == request.ActionInsertAll {
 				// Nested columns are copied whole from the source column of
 				// the same name.
-				if si := topLevelIndex(srcSchema, col); si >= 0 && idx >= 0 {
+				if si := schema.TopLevelIndex(srcSchema, col); si >= 0 && idx >= 0 {
 					if _, nested := p.Schema.Field(idx).Type.(iceberg.NestedType); nested {
 						mc.copy[idx] = si
 						continue
@@ -508,7 +507,7 @@ func (w *Writer) newMerger(ctx context.Context, p *Plan, spec *request.Merge, me
 func allColumns(target, source *iceberg.Schema, srcName, tgtName, action string, evolve bool) (map[string]string, error) {
 	out := map[string]string{}
 	for _, f := range target.Fields() {
-		idx := topLevelIndex(source, f.Name)
+		idx := schema.TopLevelIndex(source, f.Name)
 		switch {
 		case idx >= 0:
 			out[f.Name] = quoteIdent(srcName) + "." + quoteIdent(source.Field(idx).Name)
@@ -523,155 +522,22 @@ func allColumns(target, source *iceberg.Schema, srcName, tgtName, action string,
 
 // evolveForSource adds the source's top-level columns the table lacks
 // (optional, with new field ids) to p's schema, as a change committed with
-// the merge's data.
+// the merge's data (schema.Evolve).
 func evolveForSource(p *Plan, src *iceberg.Schema, meta table.Metadata) error {
-	next := meta.LastColumnID() + 1
-	fields := append([]iceberg.NestedField{}, p.Schema.Fields()...)
-	added := false
-	for _, f := range src.Fields() {
-		if i := topLevelIndex(p.Schema, f.Name); i >= 0 {
-			if merged, changed := mergeType(fields[i].Type, f.Type, &next); changed {
-				fields[i].Type = merged
-				added = true
-			}
-			continue
-		}
-		nf := iceberg.NestedField{ID: next, Name: f.Name, Type: f.Type, Required: false, Doc: f.Doc}
-		next++
-		nf.Type = renumber(nf.Type, &next)
-		fields = append(fields, nf)
-		added = true
-	}
-	if !added {
-		return nil
-	}
 	maxID := 0
 	for _, sc := range meta.Schemas() {
 		maxID = max(maxID, sc.ID)
 	}
-	evolved := iceberg.NewSchemaWithIdentifiers(maxID+1, p.Schema.IdentifierFieldIDs, fields...)
+	evolved, ok := schema.Evolve(p.Schema, src, meta.LastColumnID(), maxID+1)
+	if !ok {
+		return nil
+	}
 	p.Evolution = &Evolution{From: p.Schema.ID, Schema: evolved}
 	p.Schema = evolved
 	return nil
 }
 
-// promotion returns to when from -> to is one of Iceberg's allowed type
-// promotions (and not the same type).
-func promotion(from, to iceberg.Type) (iceberg.Type, bool) {
-	switch f := from.(type) {
-	case iceberg.Int32Type:
-		if _, ok := to.(iceberg.Int64Type); ok {
-			return to, true
-		}
-	case iceberg.Float32Type:
-		if _, ok := to.(iceberg.Float64Type); ok {
-			return to, true
-		}
-	case iceberg.DecimalType:
-		if t, ok := to.(iceberg.DecimalType); ok && t.Scale() == f.Scale() && t.Precision() > f.Precision() {
-			return to, true
-		}
-	}
-	return nil, false
-}
-
-// mergeType is the table type t with what the source type src adds:
-// nested struct fields the table lacks (new ids from *next, optional),
-// recursively through structs, list elements and map values, and Spark's
-// allowed widenings (int->long, float->double, decimal precision).
-// Anything else is left for the write to reject when it casts.
-func mergeType(t, src iceberg.Type, next *int) (iceberg.Type, bool) {
-	switch tt := t.(type) {
-	case *iceberg.StructType:
-		st, ok := src.(*iceberg.StructType)
-		if !ok {
-			return t, false
-		}
-		fields := append([]iceberg.NestedField{}, tt.FieldList...)
-		changed := false
-		for _, sf := range st.FieldList {
-			i := slices.IndexFunc(fields, func(f iceberg.NestedField) bool { return strings.EqualFold(f.Name, sf.Name) })
-			if i >= 0 {
-				if m, ok := mergeType(fields[i].Type, sf.Type, next); ok {
-					fields[i].Type, changed = m, true
-				}
-				continue
-			}
-			nf := iceberg.NestedField{ID: *next, Name: sf.Name, Type: sf.Type, Doc: sf.Doc}
-			*next++
-			nf.Type = renumber(nf.Type, next)
-			fields = append(fields, nf)
-			changed = true
-		}
-		if !changed {
-			return t, false
-		}
-		return &iceberg.StructType{FieldList: fields}, true
-	case *iceberg.ListType:
-		sl, ok := src.(*iceberg.ListType)
-		if !ok {
-			return t, false
-		}
-		if m, ok := mergeType(tt.Element, sl.Element, next); ok {
-			out := *tt
-			out.Element = m
-			return &out, true
-		}
-		return t, false
-	case *iceberg.MapType:
-		sm, ok := src.(*iceberg.MapType)
-		if !ok {
-			return t, false
-		}
-		if m, ok := mergeType(tt.ValueType, sm.ValueType, next); ok {
-			out := *tt
-			out.ValueType = m
-			return &out, true
-		}
-		return t, false
-	}
-	return promotion(t, src)
-}
-
-// renumber gives the fields inside t new ids from *next (nested fields of
-// a column the table did not have yet); nested fields are optional.
-func renumber(t iceberg.Type, next *int) iceberg.Type {
-	switch x := t.(type) {
-	case *iceberg.StructType:
-		fields := make([]iceberg.NestedField, len(x.FieldList))
-		for i, f := range x.FieldList {
-			f.ID = *next
-			*next++
-			f.Required = false
-			fields[i] = f
-		}
-		for i := range fields {
-			fields[i].Type = renumber(fields[i].Type, next)
-		}
-		return &iceberg.StructType{FieldList: fields}
-	case *iceberg.ListType:
-		id := *next
-		*next++
-		return &iceberg.ListType{ElementID: id, Element: renumber(x.Element, next), ElementRequired: false}
-	case *iceberg.MapType:
-		k, v := *next, *next+1
-		*next += 2
-		return &iceberg.MapType{KeyID: k, KeyType: renumber(x.KeyType, next), ValueID: v, ValueType: renumber(x.ValueType, next), ValueRequired: false}
-	}
-	return t
-}
-
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
-// topLevelIndex finds a top-level column by name, case-insensitively.
-func topLevelIndex(sc *iceberg.Schema, name string) int {
-	for i, f := range sc.Fields() {
-		if strings.EqualFold(f.Name, name) {
-			return i
-		}
-	}
-	return -1
-}
 
 // buildIndex hashes the source rows by their join keys.
 func (m *merger) buildIndex(ctx context.Context) error {
@@ -1098,7 +964,7 @@ func (m *merger) asTarget(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	// Columns schema evolution widened are cast (int -> long, ...).
 	for i, c := range cols {
 		if want := m.target.Field(i).Type; !arrow.TypeEqual(c.DataType(), want) && i < m.tableCols {
-			wide, err := Widen(c, want, memory.DefaultAllocator)
+			wide, err := schema.Widen(c, want, memory.DefaultAllocator)
 			if err != nil {
 				releaseArrays(nulls)
 				return nil, fmt.Errorf("%w: widening column %q: %v", errs.ErrValidation, m.target.Field(i).Name, err)

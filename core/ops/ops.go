@@ -10,7 +10,6 @@ import (
 	"maps"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
@@ -28,32 +28,16 @@ import (
 var Version = version.Version
 
 // EngineName is written as engine-name in snapshot summaries.
-const EngineName = "pyiceberg-go"
+const EngineName = version.EngineName
 
 // Progress counts what an operation did so far; safe to read concurrently.
-type Progress struct {
-	Rows, Bytes, Files atomic.Int64
-}
+type Progress = report.Progress
 
 // Result is what a write returns.
-type Result struct {
-	Table      string            `json:"table"`
-	Operation  string            `json:"operation,omitempty"`
-	SnapshotID *int64            `json:"snapshot_id"`
-	Summary    map[string]string `json:"summary,omitempty"`
-	Metrics    Metrics           `json:"metrics"`
-	// Merge holds a merge's row counts (num-target-rows-* without the
-	// spark.merge-into. prefix).
-	Merge map[string]int64 `json:"merge,omitempty"`
-}
+type Result = report.Result
 
 // Metrics of a write.
-type Metrics struct {
-	Rows    int64   `json:"rows"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-}
+type Metrics = report.Metrics
 
 // Execute runs a write or a catalog operation. input is consumed (and
 // released) by writes; it may be nil for the others.
@@ -213,11 +197,4 @@ func FormatVersion(props map[string]string) (int, error) {
 		return 0, fmt.Errorf("%w: format-version %q is not 1, 2 or 3", errs.ErrInvalidArgument, v)
 	}
 	return n, nil
-}
-
-func SnapshotSummary(sn *table.Snapshot) (string, map[string]string) {
-	if sn == nil || sn.Summary == nil {
-		return "", nil
-	}
-	return string(sn.Summary.Operation), maps.Clone(sn.Summary.Properties)
 }

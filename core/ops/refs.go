@@ -13,6 +13,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 )
@@ -298,7 +299,7 @@ func (w *Writer) refResult(t *table.Table, req *request.Request) any {
 		if sn := m.SnapshotByName(table.MainBranch); sn != nil {
 			sid := sn.SnapshotID
 			res.SnapshotID = &sid
-			res.Operation, res.Summary = SnapshotSummary(sn)
+			res.Operation, res.Summary = report.SnapshotSummary(sn)
 		}
 		return res
 	case request.OpRemoveBranch, request.OpRemoveTag:

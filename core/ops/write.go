@@ -24,6 +24,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
 	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
+	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
@@ -306,7 +307,7 @@ func (w *Writer) Result(t *table.Table, wr Written, committed bool) *Result {
 	if sn := w.Committed(t); sn != nil && committed {
 		id := sn.SnapshotID
 		res.SnapshotID = &id
-		res.Operation, res.Summary = SnapshotSummary(sn)
+		res.Operation, res.Summary = report.SnapshotSummary(sn)
 	}
 	return res
 }

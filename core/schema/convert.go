@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/internal/memx"
 )

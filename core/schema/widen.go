@@ -1,4 +1,4 @@
-package ops
+package schema
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
-// widenTo returns a (rows written under an older schema) as type want,
+// Widen returns a (rows written under an older schema) as type want,
 // which schema evolution derived from a's type: struct fields matched by
 // name, fields a lacks all null, primitives cast by the allowed
 // promotions, recursively through structs, list elements and map entries.
