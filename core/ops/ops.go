@@ -1,27 +1,36 @@
-// Package ops runs the operations of DataFrameWriterV2: create, replace,
-// createOrReplace and append, plus the small catalog reads the callers need.
+// Package ops is the entry point of every operation the C API runs:
+// Execute resolves the table and its branch or tag suffix and dispatches a
+// request to the path of its kind: writes (create, replace,
+// createOrReplace, append: core/write), row-level changes (delete, update,
+// overwrite, merge, overwritePartitions: core/rowlevel), ref operations
+// (core/refs), and the small catalog reads the callers need (here).
 // Every operation is synchronous: when Execute returns, every goroutine it
 // started has finished and the commit either happened or did not.
+//
+// It holds no write, row-level or ref logic itself; the types callers see
+// (Progress, Result, RefInfo) are aliases of core/report and core/refs.
 package ops
 
 import (
 	"context"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/rowlevel"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 	"github.com/pyiceberg-go/pyiceberg-go/core/version"
+	"github.com/pyiceberg-go/pyiceberg-go/core/write"
 )
 
 // Version is this project's version, written as engine-version.
@@ -38,6 +47,9 @@ type Result = report.Result
 
 // Metrics of a write.
 type Metrics = report.Metrics
+
+// RefInfo describes one branch or tag.
+type RefInfo = refs.Info
 
 // Execute runs a write or a catalog operation. input is consumed (and
 // released) by writes; it may be nil for the others.
@@ -62,16 +74,16 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if err != nil {
 		return nil, err
 	}
-	base, sel, err := ResolveRef(ctx, cat, id)
+	base, sel, err := refs.ResolveRef(ctx, cat, id)
 	if err != nil {
 		return nil, err
 	}
-	if id, sel, err = CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
+	if id, sel, err = refs.CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
 		return nil, err
 	}
 	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
-	if IsRefOp(req.Op) {
-		return Run(ctx, cat, id, req)
+	if refs.IsRefOp(req.Op) {
+		return refs.Run(ctx, cat, id, req)
 	}
 	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
 		if input == nil && request.IsWrite(req.Op) {
@@ -80,11 +92,11 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		if input != nil && !request.IsWrite(req.Op) {
 			return nil, fmt.Errorf("%w: %s takes no input data", errs.ErrInvalidArgument, req.Op)
 		}
-		w := &Writer{Sess: s, Cat: cat, ID: id, Ident: ident, Req: req, Input: input, Prog: prog, Start: time.Now()}
+		w := write.New(s, cat, id, req, input, prog)
 		if sel.Kind == "branch" {
-			w.Target = Target{Branch: sel.Name, Explicit: true}
+			w.Target = stage.Target{Branch: sel.Name, Explicit: true}
 		}
-		return w.run(ctx)
+		return run(ctx, w)
 	}
 	switch req.Op {
 	case request.OpSnapshots:
@@ -98,6 +110,29 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return map[string]any{"table": id.String(), "dropped": true}, nil
 	}
 	return nil, fmt.Errorf("%w: operation %s is not handled by Execute", errs.ErrInvalidArgument, req.Op)
+}
+
+// run plans a write or row-level operation, applies write-audit-publish
+// to its target and runs it on the path of its kind.
+func run(ctx context.Context, w *write.Writer) (*Result, error) {
+	op, existing, p, err := w.Prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := refs.ResolveTarget(&w.Committer, w.Req.Op, existing, p.Eff.WapID, p.Eff.WapBranch); err != nil {
+		return nil, err
+	}
+	switch op {
+	case request.OpDelete, request.OpUpdate, request.OpOverwrite, request.OpMerge, request.OpOverwritePartitions:
+		return rowlevel.Run(ctx, w, op, p, existing)
+	}
+	return w.Write(ctx, op, p)
+}
+
+// LoadRef loads the table a read names and the snapshot its branch or tag
+// suffix points at (nil: none given); see refs.LoadRef.
+func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table, *int64, error) {
+	return refs.LoadRef(ctx, s, name)
 }
 
 // LoadTable loads a table, mapping catalog errors to this project's kinds.
@@ -184,17 +219,4 @@ func listTables(ctx context.Context, s *session.Session, req *request.Request) (
 		names = append(names, strings.Join(ident, "."))
 	}
 	return map[string]any{"tables": names}, nil
-}
-
-// formatVersion reads format-version from properties (default 2).
-func FormatVersion(props map[string]string) (int, error) {
-	v, ok := props["format-version"]
-	if !ok {
-		return 2, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 3 {
-		return 0, fmt.Errorf("%w: format-version %q is not 1, 2 or 3", errs.ErrInvalidArgument, v)
-	}
-	return n, nil
 }
