@@ -107,13 +107,13 @@ type distributor struct {
 	borrow bool
 }
 
-// writeData runs the data path: conform, partition, lay out, encode.
+// WriteData runs the data path: conform, partition, lay out, encode.
 // Files of a failed write are deleted before it returns.
 func (w *Writer) WriteData(ctx context.Context, p *Plan, in array.RecordReader) (Written, error) {
 	return w.WriteFiles(ctx, p, in, Workers())
 }
 
-// writeFiles is writeData with at most spread files encoding at once for
+// WriteFiles is writeData with at most spread files encoding at once for
 // an unpartitioned, unsorted write (rewrites running side by side each
 // take their share of the cores).
 func (w *Writer) WriteFiles(ctx context.Context, p *Plan, in array.RecordReader, spread int) (Written, error) {

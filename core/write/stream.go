@@ -14,18 +14,18 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
-// rewriteBatchRows is the batch size a rewrite reads its file in. A
+// RewriteBatchRows is the batch size a rewrite reads its file in. A
 // rewrite holds about ten batches at once (read ahead, queued for the
 // writer, being encoded); iceberg-go's default of 128k rows made that
 // ~0.5 GB for two TPC-H lineitem rewrites, 32k rows a quarter of it at the
 // same speed (bench/dml.py M3, unpartitioned).
 const RewriteBatchRows = 32 << 10
 
-// rewriteSpread is how many files each of n rewrites running at once may
+// RewriteSpread is how many files each of n rewrites running at once may
 // encode at once: the cores are shared out between them.
 func RewriteSpread(n int) int { return max(1, Workers()/max(1, n)) }
 
-// rewriteStream rewrites one file's rows as they are read: step turns each
+// RewriteStream rewrites one file's rows as they are read: step turns each
 // batch read into the batches to write back and says whether the file
 // changes. Output is held only until the first change; from then on it
 // flows through a channel into writeData running beside the reader, so a

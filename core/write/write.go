@@ -57,7 +57,7 @@ type Writer struct {
 	staged *stagedAppend
 }
 
-// plan is the table shape the data is written against.
+// Plan is the table shape the data is written against.
 type Plan struct {
 	Schema   *iceberg.Schema // as the table will hold it (final ids)
 	Spec     iceberg.PartitionSpec
@@ -86,7 +86,7 @@ type Plan struct {
 	dictErr  error
 }
 
-// evolution is a schema change committed in the same commit as the data.
+// Evolution is a schema change committed in the same commit as the data.
 type Evolution struct {
 	From   int             // the schema id it applies to
 	Schema *iceberg.Schema // the new schema, with its final field ids
@@ -148,7 +148,7 @@ type shape struct {
 	location string
 }
 
-// written is the output of the data path.
+// Written is the output of the data path.
 type Written struct {
 	Files []WrittenFile
 	Paths []string
@@ -156,7 +156,7 @@ type Written struct {
 	Bytes int64
 }
 
-// writtenFile is a data file and its partition tuple.
+// WrittenFile is a data file and its partition tuple.
 type WrittenFile struct {
 	File   parquet.File
 	Values map[int]any
@@ -279,7 +279,7 @@ func (w *Writer) Failed(ctx context.Context, op string, p *Plan, wr Written, err
 	return catalog.MapErr(err, w.ID)
 }
 
-// startSnapshot is the snapshot isolation checks start from: the write
+// StartSnapshot is the snapshot isolation checks start from: the write
 // option validate-from-snapshot-id, else the target branch's head when the
 // operation began.
 func (w *Writer) StartSnapshot(t *table.Table, p *Plan) (*table.Snapshot, error) {
@@ -293,7 +293,7 @@ func (w *Writer) StartSnapshot(t *table.Table, p *Plan) (*table.Snapshot, error)
 	return w.Head(t.Metadata()), nil
 }
 
-// result describes a finished write; committed says whether it made a
+// Result describes a finished write; committed says whether it made a
 // snapshot.
 func (w *Writer) Result(t *table.Table, wr Written, committed bool) *report.Result {
 	res := &report.Result{Table: w.ID.String(), Metrics: report.Metrics{Rows: wr.Rows, Files: int64(len(wr.Files)), Bytes: wr.Bytes, Seconds: time.Since(w.Start).Seconds()}}
@@ -618,18 +618,18 @@ func existingField(t *table.Table, sourceID int, tr iceberg.Transform) (iceberg.
 	return iceberg.PartitionField{}, false
 }
 
-// fileIO returns the table's write FileIO.
+// FileIO returns the table's write FileIO.
 func (w *Writer) FileIO(ctx context.Context, p *Plan) (icebergio.WriteFileIO, error) {
 	return w.Cat.WriteFS(ctx, p.Props, p.Location)
 }
 
-// dataRoot is the folder the plan's data and delete files go under:
+// DataRoot is the folder the plan's data and delete files go under:
 // write.data.path, else <location>/data.
 func (p *Plan) DataRoot() paths.Root {
 	return paths.DataRoot(p.Location, p.Props)
 }
 
-// dataFS returns the FileIO data and delete files are written with: opened
+// DataFS returns the FileIO data and delete files are written with: opened
 // for the data root, and refusing to create any file outside it.
 func (w *Writer) DataFS(ctx context.Context, p *Plan) (icebergio.WriteFileIO, error) {
 	root := p.DataRoot()
@@ -657,7 +657,7 @@ func dataFile(spec iceberg.PartitionSpec, wf WrittenFile, firstRowID *int64) (ic
 	return b.Build(), nil
 }
 
-// deleteFiles removes the data and delete files of a write that failed.
+// DeleteFiles removes the data and delete files of a write that failed.
 func (w *Writer) DeleteFiles(ctx context.Context, p *Plan, files []string) {
 	if len(files) == 0 {
 		return
@@ -678,7 +678,7 @@ func (w *Writer) SnapshotProps(p *Plan) iceberg.Properties {
 	return props
 }
 
-// stageAppend produces the updates that add files as one append snapshot
+// StageAppend produces the updates that add files as one append snapshot
 // on top of base.
 func (w *Writer) StageAppend(ctx context.Context, p *Plan, base table.Metadata, baseLoc string, wr Written) ([]table.Requirement, []table.Update, error) {
 	if len(wr.Files) == 0 {
@@ -698,7 +698,7 @@ func (w *Writer) StageAppend(ctx context.Context, p *Plan, base table.Metadata, 
 	return st.Finish(ctx, nil)
 }
 
-// stage opens a transaction on base (with p's schema change applied) for
+// Stage opens a transaction on base (with p's schema change applied) for
 // adding wr's files.
 func (w *Writer) Stage(p *Plan, base table.Metadata, baseLoc string, wr Written) (*stage.Staging, error) {
 	base, pre, preReqs, err := p.evolve(base)
@@ -750,7 +750,7 @@ func (w *Writer) commitAppend(ctx context.Context, p *Plan, wr Written) (*table.
 	return w.Publish(ctx, p, reqs, updates)
 }
 
-// checkSchemaUnchanged makes a retried append fail cleanly when a concurrent
+// CheckSchemaUnchanged makes a retried append fail cleanly when a concurrent
 // change removed the schema or spec its files were written against.
 func CheckSchemaUnchanged(m table.Metadata, p *Plan) error {
 	if m.PartitionSpecByID(p.Spec.ID()) == nil {
