@@ -456,11 +456,10 @@ func addedDataFiles(ctx context.Context, t *table.Table, sn *table.Snapshot) ([]
 		if mf.SnapshotID() != sn.SnapshotID || mf.ManifestContent() != iceberg.ManifestContentData {
 			continue
 		}
-		entries, err := mf.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, mf.FilePath(), err)
-		}
-		for _, e := range entries {
+		for e, err := range mf.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, mf.FilePath(), err)
+			}
 			if e.Status() == iceberg.EntryStatusADDED && e.SnapshotID() == sn.SnapshotID {
 				out = append(out, e.DataFile())
 			}

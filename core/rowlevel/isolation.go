@@ -83,11 +83,10 @@ func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *ta
 			if mf.SnapshotID() != sn.SnapshotID {
 				continue
 			}
-			entries, err := mf.FetchEntries(fs, false)
-			if err != nil {
-				return fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, mf.FilePath(), err)
-			}
-			for _, e := range entries {
+			for e, err := range mf.Entries(fs, false) {
+				if err != nil {
+					return fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, mf.FilePath(), err)
+				}
 				if e.SnapshotID() != sn.SnapshotID || e.Status() == iceberg.EntryStatusEXISTING {
 					continue
 				}

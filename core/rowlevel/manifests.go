@@ -68,13 +68,12 @@ func (c *manifestCache) files(fs icebergio.IO, m iceberg.ManifestFile) ([]iceber
 }
 
 func decodeLive(fs icebergio.IO, m iceberg.ManifestFile) ([]iceberg.DataFile, error) {
-	entries, err := m.FetchEntries(fs, true)
-	if err != nil {
-		return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
-	}
-	files := make([]iceberg.DataFile, len(entries))
-	for i, e := range entries {
-		files[i] = e.DataFile()
+	var files []iceberg.DataFile
+	for e, err := range m.Entries(fs, true) {
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
+		}
+		files = append(files, e.DataFile())
 	}
 	return files, nil
 }

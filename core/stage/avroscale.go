@@ -177,7 +177,11 @@ func avroHeaderLen(b []byte) (n int, complete bool) {
 			}
 		}
 		for range count {
-			if !skip() || !skip() {
+			// A key, then its value.
+			if !skip() {
+				return 0, false
+			}
+			if !skip() {
 				return 0, false
 			}
 		}
