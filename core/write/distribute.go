@@ -113,7 +113,7 @@ func (w *Writer) WriteData(ctx context.Context, p *Plan, in array.RecordReader) 
 	return w.WriteFiles(ctx, p, in, Workers())
 }
 
-// WriteFiles is writeData with at most spread files encoding at once for
+// WriteFiles is WriteData with at most spread files encoding at once for
 // an unpartitioned, unsorted write (rewrites running side by side each
 // take their share of the cores).
 func (w *Writer) WriteFiles(ctx context.Context, p *Plan, in array.RecordReader, spread int) (Written, error) {

@@ -28,11 +28,11 @@ func RewriteSpread(n int) int { return max(1, Workers()/max(1, n)) }
 // RewriteStream rewrites one file's rows as they are read: step turns each
 // batch read into the batches to write back and says whether the file
 // changes. Output is held only until the first change; from then on it
-// flows through a channel into writeData running beside the reader, so a
+// flows through a channel into WriteData running beside the reader, so a
 // rewrite holds a few batches rather than a whole file, and reading and
 // encoding overlap. A file that never changes writes nothing
 // (changed false). path names the file in read errors;
-// write is the writer's side (writeData with the operation's plan).
+// write is the writer's side (WriteData with the operation's plan).
 func RewriteStream(sch *arrow.Schema, batches iter.Seq2[arrow.RecordBatch, error], path string,
 	step func(arrow.RecordBatch) ([]arrow.RecordBatch, bool, error),
 	write func(array.RecordReader) (Written, error),
@@ -96,10 +96,10 @@ type StepError struct{ Err error }
 func (e StepError) Error() string { return e.Err.Error() }
 func (e StepError) Unwrap() error { return e.Err }
 
-// batchPipe feeds writeData, running in its own goroutine, batch by batch.
+// batchPipe feeds WriteData, running in its own goroutine, batch by batch.
 type batchPipe struct {
 	rdr     *chanReader
-	stopped chan struct{} // writeData returned
+	stopped chan struct{} // WriteData returned
 	done    chan struct{} // and the channel is drained
 	out     Written
 	err     error
