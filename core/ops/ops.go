@@ -81,7 +81,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if id, sel, err = refs.CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
 		return nil, err
 	}
-	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
+	ident := catalog.TableIdent(id)
 	if refs.IsRefOp(req.Op) {
 		return refs.Run(ctx, cat, id, req)
 	}
@@ -145,7 +145,7 @@ func LoadTable(ctx context.Context, s *session.Session, name string) (*table.Tab
 	if err != nil {
 		return nil, err
 	}
-	t, err := cat.LoadTable(ctx, append(append(table.Identifier{}, id.Namespace...), id.Name))
+	t, err := cat.LoadTable(ctx, catalog.TableIdent(id))
 	if err != nil {
 		return nil, catalog.MapErr(err, id)
 	}

@@ -54,16 +54,12 @@ func ResolveRef(ctx context.Context, cat *catalog.Catalog, id request.Identifier
 	default:
 		return id, sel, nil
 	}
-	if ok, err := cat.CheckTableExists(ctx, identOf(id)); err == nil && ok {
+	if ok, err := cat.CheckTableExists(ctx, catalog.TableIdent(id)); err == nil && ok {
 		return id, Selector{}, nil
 	}
 	n := len(id.Namespace)
 	base := request.Identifier{Catalog: id.Catalog, Namespace: id.Namespace[:n-1], Name: id.Namespace[n-1]}
 	return base, sel, nil
-}
-
-func identOf(id request.Identifier) table.Identifier {
-	return append(append(table.Identifier{}, id.Namespace...), id.Name)
 }
 
 // CheckUse rejects operations that cannot run on a branch or tag
@@ -75,7 +71,7 @@ func CheckUse(ctx context.Context, cat *catalog.Catalog, op string, lit, base re
 	}
 	switch op {
 	case request.OpCreate, request.OpReplace, request.OpCreateOrReplace:
-		if ok, err := cat.CheckTableExists(ctx, identOf(base)); err == nil && !ok {
+		if ok, err := cat.CheckTableExists(ctx, catalog.TableIdent(base)); err == nil && !ok {
 			return lit, Selector{}, nil
 		}
 		return lit, sel, fmt.Errorf("%w: %s cannot target %s %q of table %s: it writes the whole table", errs.ErrInvalidArgument, op, sel.Kind, sel.Name, base)
@@ -106,7 +102,7 @@ func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := cat.LoadTable(ctx, identOf(id))
+	t, err := cat.LoadTable(ctx, catalog.TableIdent(id))
 	if err != nil {
 		return nil, nil, catalog.MapErr(err, id)
 	}
@@ -181,7 +177,7 @@ type Info struct {
 
 // Run runs the branch, tag and write-audit-publish operations.
 func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request) (any, error) {
-	ident := identOf(id)
+	ident := catalog.TableIdent(id)
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
 		return nil, catalog.MapErr(err, id)

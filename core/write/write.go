@@ -188,8 +188,7 @@ func (wr Written) dataFiles(spec iceberg.PartitionSpec, base table.Metadata) ([]
 // New returns the writer of one operation req on table id of catalog cat,
 // reading input (nil for an operation without data).
 func New(s *session.Session, cat *catalog.Catalog, id request.Identifier, req *request.Request, input array.RecordReader, prog *report.Progress) *Writer {
-	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
-	return &Writer{Committer: stage.Committer{Cat: cat, ID: id, Ident: ident}, Sess: s, Req: req, Input: input, Prog: prog, Start: time.Now()}
+	return &Writer{Committer: stage.Committer{Cat: cat, ID: id, Ident: catalog.TableIdent(id)}, Sess: s, Req: req, Input: input, Prog: prog, Start: time.Now()}
 }
 
 // Prepare loads the table (nil when a create finds none) and plans the

@@ -6,11 +6,18 @@ import (
 	"strings"
 
 	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 )
+
+// TableIdent is id as iceberg-go names a table: its namespace parts, then
+// its name (a fresh slice: the caller may append to it).
+func TableIdent(id request.Identifier) table.Identifier {
+	return append(append(table.Identifier{}, id.Namespace...), id.Name)
+}
 
 // MapErr maps an iceberg-go catalog error about table id to this project's
 // kinds (no such table or namespace, table exists); other errors are
