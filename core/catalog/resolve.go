@@ -47,7 +47,7 @@ func (r *restCatalog) lastAddedRefs(ctx context.Context, ident table.Identifier,
 			var doc struct {
 				Schema *iceberg.Schema `json:"schema"`
 			}
-			if decode(u, &doc) && doc.Schema != nil {
+			if DecodeUpdate(u, &doc) == nil && doc.Schema != nil {
 				for _, s := range md.Schemas() {
 					if s.Equals(doc.Schema) {
 						schemaID = s.ID
@@ -58,7 +58,7 @@ func (r *restCatalog) lastAddedRefs(ctx context.Context, ident table.Identifier,
 			var doc struct {
 				ID int `json:"schema-id"`
 			}
-			if decode(u, &doc) && doc.ID == -1 && schemaID >= 0 {
+			if DecodeUpdate(u, &doc) == nil && doc.ID == -1 && schemaID >= 0 {
 				u = table.NewSetCurrentSchemaUpdate(schemaID)
 			}
 		case table.UpdateAddSortOrder:
@@ -68,7 +68,7 @@ func (r *restCatalog) lastAddedRefs(ctx context.Context, ident table.Identifier,
 					Fields any `json:"fields"`
 				} `json:"sort-order"`
 			}
-			if decode(u, &doc) {
+			if DecodeUpdate(u, &doc) == nil {
 				for _, o := range md.SortOrders() {
 					var have struct {
 						Fields any `json:"fields"`
@@ -82,7 +82,7 @@ func (r *restCatalog) lastAddedRefs(ctx context.Context, ident table.Identifier,
 			var doc struct {
 				ID int `json:"sort-order-id"`
 			}
-			if decode(u, &doc) && doc.ID == -1 && orderID >= 0 {
+			if DecodeUpdate(u, &doc) == nil && doc.ID == -1 && orderID >= 0 {
 				u = table.NewSetDefaultSortOrderUpdate(orderID)
 			}
 		}
@@ -102,10 +102,4 @@ func sameFields(a, b any) bool {
 		return empty(a) && empty(b)
 	}
 	return reflect.DeepEqual(a, b)
-}
-
-// decode reads an update's JSON form into doc.
-func decode(u table.Update, doc any) bool {
-	b, err := json.Marshal(u)
-	return err == nil && json.Unmarshal(b, doc) == nil
 }

@@ -242,11 +242,7 @@ func planCreate(updates []table.Update) (createPlan, error) {
 				Fields []json.RawMessage `json:"fields"`
 			} `json:"sort-order"`
 		}
-		b, err := json.Marshal(u)
-		if err == nil {
-			err = json.Unmarshal(b, &doc)
-		}
-		if err != nil {
+		if err := DecodeUpdate(u, &doc); err != nil {
 			return p, fmt.Errorf("%w: reading a table update (%s): %v", errs.ErrInvalidArgument, u.Action(), err)
 		}
 		switch u.Action() {

@@ -110,7 +110,7 @@ func openFake(t *testing.T, f *fakeREST, extra map[string]string) *Catalog {
 	return c
 }
 
-// createUpdates are the updates a create-by-commit carries, as core/ops
+// createUpdates are the updates a create-by-commit carries, as core/write
 // builds them: uuid, format version, schema, removal of the placeholder
 // schema, spec, sort order, location, properties.
 func createUpdates() []table.Update {

@@ -41,7 +41,7 @@ func (c *typedCatalog) fail(what string, err error) error {
 }
 
 // IsStorageError reports whether err, untyped, came from reading or writing
-// files (local or object storage): core/ops uses it to type a failure of
+// files (local or object storage): core/stage uses it to type a failure of
 // iceberg-go's snapshot producer (a manifest that could not be written) as
 // errs.ErrIO rather than a validation failure.
 func IsStorageError(err error) bool { return isStorageErr(err) }

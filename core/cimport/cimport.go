@@ -25,6 +25,7 @@
 package cimport
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -287,6 +288,9 @@ func (c *checker) array(a *cArray, dt arrow.DataType, path string, depth int) er
 	}
 	n := &node{a: a, path: path, off: a.offset, end: a.offset + a.length}
 	want, wantChildren, err := layout(dt, a)
+	if errors.Is(err, errUnsupported) {
+		return fail(path, "Arrow type %s is not supported as input", dt)
+	}
 	if err != nil {
 		return fail(path, "%v", err)
 	}
@@ -409,8 +413,12 @@ func layout(dt arrow.DataType, a *cArray) (buffers, children int64, err error) {
 	case *arrow.StructType:
 		return 1, int64(dt.NumFields()), nil
 	}
-	return 0, 0, fmt.Errorf("Arrow type %s is not supported as input", dt)
+	return 0, 0, errUnsupported
 }
+
+// errUnsupported says layout knows no layout for the type: an input
+// type this project does not take.
+var errUnsupported = errors.New("unsupported type")
 
 // buffer returns buffer i as size bytes; a NULL buffer is an error unless
 // size is 0.

@@ -64,7 +64,7 @@ func randRows(r *rand.Rand, n int, extremes bool) []row {
 		}
 		dv := float64(r.Intn(9)-4) / 2
 		if extremes && r.Intn(20) == 0 {
-			dv = []float64{math.NaN(), math.Inf(1), -0.0, 1e300}[r.Intn(4)]
+			dv = []float64{math.NaN(), math.Inf(1), math.Copysign(0, -1), 1e300}[r.Intn(4)]
 		}
 		var st any
 		if r.Intn(8) != 0 {

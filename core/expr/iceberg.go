@@ -382,8 +382,6 @@ func fromGo(x any, t iceberg.Type) (value, bool) {
 		return value{i: x.UnixMicro()}, k == kTS || k == kTSTZ
 	case iceberg.Decimal:
 		return decFromGo(x.Val, x.Scale, t)
-	case iceberg.DecimalLiteral:
-		return decFromGo(x.Val, x.Scale, t)
 	}
 	return value{}, false
 }

@@ -1,63 +1,57 @@
-// Package ops runs the operations of DataFrameWriterV2: create, replace,
-// createOrReplace and append, plus the small catalog reads the callers need.
+// Package ops is the entry point of every operation the C API runs:
+// Execute resolves the table and its branch or tag suffix and dispatches a
+// request to the path of its kind: writes (create, replace,
+// createOrReplace, append: core/write), row-level changes (delete, update,
+// overwrite, merge, overwritePartitions: core/rowlevel), ref operations
+// (core/refs), and the small catalog reads the callers need (here).
 // Every operation is synchronous: when Execute returns, every goroutine it
 // started has finished and the commit either happened or did not.
+//
+// It holds no write, row-level or ref logic itself; the types callers see
+// (Progress, Result, RefInfo) are aliases of core/report and core/refs.
 package ops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
-	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/maintenance"
+	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/rowlevel"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 	"github.com/pyiceberg-go/pyiceberg-go/core/version"
+	"github.com/pyiceberg-go/pyiceberg-go/core/write"
 )
 
 // Version is this project's version, written as engine-version.
 var Version = version.Version
 
 // EngineName is written as engine-name in snapshot summaries.
-const EngineName = "pyiceberg-go"
+const EngineName = version.EngineName
 
 // Progress counts what an operation did so far; safe to read concurrently.
-type Progress struct {
-	Rows, Bytes, Files atomic.Int64
-}
+type Progress = report.Progress
 
 // Result is what a write returns.
-type Result struct {
-	Table      string            `json:"table"`
-	Operation  string            `json:"operation,omitempty"`
-	SnapshotID *int64            `json:"snapshot_id"`
-	Summary    map[string]string `json:"summary,omitempty"`
-	Metrics    Metrics           `json:"metrics"`
-	// Merge holds a merge's row counts (num-target-rows-* without the
-	// spark.merge-into. prefix).
-	Merge map[string]int64 `json:"merge,omitempty"`
-}
+type Result = report.Result
 
 // Metrics of a write.
-type Metrics struct {
-	Rows    int64   `json:"rows"`
-	Files   int64   `json:"files"`
-	Bytes   int64   `json:"bytes"`
-	Seconds float64 `json:"seconds"`
-}
+type Metrics = report.Metrics
+
+// RefInfo describes one branch or tag.
+type RefInfo = refs.Info
 
 // Execute runs a write or a catalog operation. input is consumed (and
 // released) by writes; it may be nil for the others.
@@ -82,16 +76,16 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if err != nil {
 		return nil, err
 	}
-	base, sel, err := resolveRef(ctx, cat, id)
+	base, sel, err := refs.ResolveRef(ctx, cat, id)
 	if err != nil {
 		return nil, err
 	}
-	if id, sel, err = checkRefUse(ctx, cat, req.Op, id, base, sel); err != nil {
+	if id, sel, err = refs.CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
 		return nil, err
 	}
-	ident := append(append(table.Identifier{}, id.Namespace...), id.Name)
-	if isRefOp(req.Op) {
-		return runRefOp(ctx, cat, id, req)
+	ident := catalog.TableIdent(id)
+	if refs.IsRefOp(req.Op) {
+		return refs.Run(ctx, cat, id, req)
 	}
 	if maintenance.Handles(req.Op) {
 		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident}, req, time.Now())
@@ -103,11 +97,11 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		if input != nil && !request.IsWrite(req.Op) {
 			return nil, fmt.Errorf("%w: %s takes no input data", errs.ErrInvalidArgument, req.Op)
 		}
-		w := &writer{sess: s, cat: cat, id: id, ident: ident, req: req, input: input, prog: prog, start: time.Now()}
-		if sel.kind == "branch" {
-			w.target = target{branch: sel.name, explicit: true}
+		w := write.New(s, cat, id, req, input, prog)
+		if sel.Kind == "branch" {
+			w.Target = stage.Target{Branch: sel.Name, Explicit: true}
 		}
-		return w.run(ctx)
+		return run(ctx, w)
 	}
 	switch req.Op {
 	case request.OpSnapshots:
@@ -116,11 +110,34 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return tableInfo(ctx, cat, id, ident)
 	case request.OpDropTable:
 		if err := cat.DropTable(ctx, ident); err != nil {
-			return nil, mapCatalogErr(err, id)
+			return nil, catalog.MapErr(err, id)
 		}
 		return map[string]any{"table": id.String(), "dropped": true}, nil
 	}
 	return nil, fmt.Errorf("%w: operation %s is not handled by Execute", errs.ErrInvalidArgument, req.Op)
+}
+
+// run plans a write or row-level operation, applies write-audit-publish
+// to its target and runs it on the path of its kind.
+func run(ctx context.Context, w *write.Writer) (*Result, error) {
+	op, existing, p, err := w.Prepare(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := refs.ResolveTarget(&w.Committer, w.Req.Op, existing, p.Eff.WapID, p.Eff.WapBranch); err != nil {
+		return nil, err
+	}
+	switch op {
+	case request.OpDelete, request.OpUpdate, request.OpOverwrite, request.OpMerge, request.OpOverwritePartitions:
+		return rowlevel.Run(ctx, w, op, p, existing)
+	}
+	return w.Write(ctx, op, p)
+}
+
+// LoadRef loads the table a read names and the snapshot its branch or tag
+// suffix points at (nil: none given); see refs.LoadRef.
+func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table, *int64, error) {
+	return refs.LoadRef(ctx, s, name)
 }
 
 // LoadTable loads a table, mapping catalog errors to this project's kinds.
@@ -133,23 +150,11 @@ func LoadTable(ctx context.Context, s *session.Session, name string) (*table.Tab
 	if err != nil {
 		return nil, err
 	}
-	t, err := cat.LoadTable(ctx, append(append(table.Identifier{}, id.Namespace...), id.Name))
+	t, err := cat.LoadTable(ctx, catalog.TableIdent(id))
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	return t, nil
-}
-
-func mapCatalogErr(err error, id request.Identifier) error {
-	switch {
-	case errors.Is(err, icecat.ErrNoSuchTable):
-		return fmt.Errorf("%w: table %s does not exist", errs.ErrNoSuchTable, id)
-	case errors.Is(err, icecat.ErrTableAlreadyExists):
-		return fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, id)
-	case errors.Is(err, icecat.ErrNoSuchNamespace):
-		return fmt.Errorf("%w: namespace %s of table %s does not exist", errs.ErrNoSuchNamespace, strings.Join(id.Namespace, "."), id)
-	}
-	return commit.Classify(err)
 }
 
 // SnapshotInfo describes one snapshot.
@@ -165,7 +170,7 @@ type SnapshotInfo struct {
 func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	cur := t.CurrentSnapshot()
 	out := []SnapshotInfo{}
@@ -184,7 +189,7 @@ func snapshots(ctx context.Context, cat *catalog.Catalog, id request.Identifier,
 func tableInfo(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier) (any, error) {
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
-		return nil, mapCatalogErr(err, id)
+		return nil, catalog.MapErr(err, id)
 	}
 	m := t.Metadata()
 	info := map[string]any{
@@ -214,29 +219,9 @@ func listTables(ctx context.Context, s *session.Session, req *request.Request) (
 	var names []string
 	for ident, err := range cat.ListTables(ctx, table.Identifier(id.Namespace)) {
 		if err != nil {
-			return nil, mapCatalogErr(err, id)
+			return nil, catalog.MapErr(err, id)
 		}
 		names = append(names, strings.Join(ident, "."))
 	}
 	return map[string]any{"tables": names}, nil
-}
-
-// formatVersion reads format-version from properties (default 2).
-func formatVersion(props map[string]string) (int, error) {
-	v, ok := props["format-version"]
-	if !ok {
-		return 2, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 3 {
-		return 0, fmt.Errorf("%w: format-version %q is not 1, 2 or 3", errs.ErrInvalidArgument, v)
-	}
-	return n, nil
-}
-
-func summaryOf(sn *table.Snapshot) (string, map[string]string) {
-	if sn == nil || sn.Summary == nil {
-		return "", nil
-	}
-	return string(sn.Summary.Operation), maps.Clone(sn.Summary.Properties)
 }

@@ -38,7 +38,6 @@ type bloomBuilder struct {
 	ndv      int64 // configured NDV; 0 counts distinct values instead
 	blocks   []bloomBlock
 	distinct int64
-	scratch  []byte
 }
 
 func newBloomBuilder(bf BloomFilter, maxBytes int64) *bloomBuilder {

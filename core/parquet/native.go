@@ -477,7 +477,6 @@ func (d *nativeDict) fresh(idx []int32) []int32 {
 type nativeScratch struct {
 	i32    []int32
 	i64    []int64
-	idx    []int32
 	fixed  []byte
 	levels []byte
 	vals   []byte

@@ -27,7 +27,8 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
-	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
+	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/report"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
@@ -38,11 +39,11 @@ import (
 // never live in Go memory). The stream reads as it is consumed; ctx bounds
 // it (a cancelled ctx ends it with errs.ErrCancelled). counts, which may be
 // nil, gets the rows and bytes handed out and the data files planned.
-func Read(ctx context.Context, s *session.Session, req *request.Request, mem memory.Allocator, counts *ops.Progress) (array.RecordReader, error) {
+func Read(ctx context.Context, s *session.Session, req *request.Request, mem memory.Allocator, counts *report.Progress) (array.RecordReader, error) {
 	if counts == nil {
-		counts = &ops.Progress{}
+		counts = &report.Progress{}
 	}
-	t, refSnap, err := ops.LoadRef(ctx, s, req.Table)
+	t, refSnap, err := refs.LoadRef(ctx, s, req.Table)
 	if err != nil {
 		return nil, err
 	}

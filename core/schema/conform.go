@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
@@ -290,7 +291,7 @@ func (p *planner) typ(path string, in arrow.DataType, t iceberg.Type, out arrow.
 // primitiveFits reports whether values whose natural Iceberg type is from
 // (Arrow type in) may be written into a column of type to.
 func primitiveFits(from, to iceberg.Type, in arrow.DataType) bool {
-	if from.Equals(to) || promotable(from, to) {
+	if from.Equals(to) || Promotable(from, to) {
 		return true
 	}
 	switch to.(type) {

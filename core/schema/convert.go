@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/internal/memx"
 )
@@ -32,7 +33,7 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 	// converted by ec.
 	var offsets func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error)
 	converted := false
-	switch in.(type) {
+	switch in := in.(type) {
 	case *arrow.ListType:
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
 			return p.offsetsOf(d), array.MakeFromData(d.Children()[0]), nil
@@ -52,7 +53,7 @@ func (p *planner) listConv(path string, in arrow.ListLikeType, t *iceberg.ListTy
 			return buf, array.MakeFromData(d.Children()[0]), nil
 		}
 	case *arrow.FixedSizeListType:
-		width := int64(in.(*arrow.FixedSizeListType).Len())
+		width := int64(in.Len())
 		offsets = func(d arrow.ArrayData) (*memory.Buffer, arrow.Array, error) {
 			end := d.Offset() + d.Len()
 			if int64(end)*width > math.MaxInt32 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
+
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
@@ -281,12 +282,14 @@ func compatible(from, to iceberg.Type) bool {
 		_, ok := to.(*iceberg.MapType)
 		return ok
 	}
-	return from.Equals(to) || promotable(from, to)
+	return from.Equals(to) || Promotable(from, to)
 }
 
-// promotable reports the type promotions allowed on write: int->long,
-// float->double, decimal(P,S)->decimal(P'>=P,S).
-func promotable(from, to iceberg.Type) bool {
+// Promotable reports whether a column of type from may become type to by
+// one of Iceberg's allowed type promotions: int->long, float->double,
+// decimal(P,S)->decimal(P'>P,S). The same type is no promotion: callers
+// that accept it too test from.Equals(to) first.
+func Promotable(from, to iceberg.Type) bool {
 	switch f := from.(type) {
 	case iceberg.Int32Type:
 		_, ok := to.(iceberg.Int64Type)
@@ -296,7 +299,7 @@ func promotable(from, to iceberg.Type) bool {
 		return ok
 	case iceberg.DecimalType:
 		t, ok := to.(iceberg.DecimalType)
-		return ok && t.Scale() == f.Scale() && t.Precision() >= f.Precision()
+		return ok && t.Scale() == f.Scale() && t.Precision() > f.Precision()
 	}
 	return false
 }

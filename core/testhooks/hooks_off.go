@@ -5,6 +5,7 @@ package testhooks
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -37,3 +38,9 @@ func Panic(map[string]string) error {
 
 // CommitDelay does nothing in this build.
 func CommitDelay(map[string]string) {}
+
+// isTestKey reports whether k, a session configuration key, is one of the
+// test keys, spelled as ours or with Spark's prefix.
+func isTestKey(k string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(k, "spark.sql.iceberg."), "test.")
+}

@@ -10,11 +10,3 @@
 // release build Enabled is false, the hooks compile to nothing, and the
 // __panic operation and every test.* session key are rejected as unknown.
 package testhooks
-
-import "strings"
-
-// isTestKey reports whether k, a session configuration key, is one of the
-// test keys, spelled as ours or with Spark's prefix.
-func isTestKey(k string) bool {
-	return strings.HasPrefix(strings.TrimPrefix(k, "spark.sql.iceberg."), "test.")
-}

@@ -14,3 +14,7 @@ var raw string
 
 // Version is the release, e.g. "0.1.0".
 var Version = strings.TrimSpace(raw)
+
+// EngineName is written as engine-name in snapshot summaries (with Version
+// as engine-version) and, with Version, as the created_by of files.
+const EngineName = "pyiceberg-go"

@@ -115,27 +115,27 @@ func TestCreateThenReadBackPartitionedSeveralTransforms(t *testing.T) {
 		}
 		for _, id := range ids {
 			r := expectRow(id)
-			if got := human(spec, "cat", p); got != r.Cat {
+			if got := human(tbl.Schema(), spec, "cat", p); got != r.Cat {
 				t.Fatalf("%s: id %d has cat %s but partition cat=%s", df.FilePath(), id, r.Cat, got)
 			}
 			wantDay := "null"
 			if r.TS != nil {
 				wantDay = time.UnixMicro(*r.TS).UTC().Format("2006-01-02")
 			}
-			if got := human(spec, "ts_day", p); got != wantDay {
+			if got := human(tbl.Schema(), spec, "ts_day", p); got != wantDay {
 				t.Fatalf("%s: id %d has day %s but partition ts_day=%s", df.FilePath(), id, wantDay, got)
 			}
 			wantTrunc := "null"
 			if r.Name != nil {
 				wantTrunc = (*r.Name)[:2]
 			}
-			if got := human(spec, "name_trunc", p); got != wantTrunc {
+			if got := human(tbl.Schema(), spec, "name_trunc", p); got != wantTrunc {
 				t.Fatalf("%s: id %d has name prefix %s but partition name_trunc=%s", df.FilePath(), id, wantTrunc, got)
 			}
 		}
 		// Files sit in Hive-style folders named after their partition.
-		if !strings.Contains(df.FilePath(), "/cat="+human(spec, "cat", p)+"/") {
-			t.Errorf("%s is not under cat=%s", df.FilePath(), human(spec, "cat", p))
+		if !strings.Contains(df.FilePath(), "/cat="+human(tbl.Schema(), spec, "cat", p)+"/") {
+			t.Errorf("%s is not under cat=%s", df.FilePath(), human(tbl.Schema(), spec, "cat", p))
 		}
 	}
 	if got := sum["changed-partition-count"]; got != strconv.Itoa(len(tuples)) {
@@ -144,11 +144,15 @@ func TestCreateThenReadBackPartitionedSeveralTransforms(t *testing.T) {
 }
 
 // human renders a partition value the way Iceberg paths show it.
-func human(spec iceberg.PartitionSpec, field string, p map[int]any) string {
+func human(sc *iceberg.Schema, spec iceberg.PartitionSpec, field string, p map[int]any) string {
 	for _, f := range spec.Fields() {
 		if f.Name == field {
 			if v := p[f.FieldID]; v != nil {
-				return f.Transform.ToHumanStr(v)
+				src, ok := sc.FindFieldByID(f.SourceID())
+				if !ok {
+					return fmt.Sprintf("no source column %d", f.SourceID())
+				}
+				return f.Transform.ToHumanStrType(f.Transform.ResultType(src.Type), v)
 			}
 			return "null"
 		}

@@ -123,8 +123,8 @@ func TestExpireKeepsWhatRefsReach(t *testing.T) {
 	mustWrite(t, s, request.Request{Op: request.OpOverwrite, Table: name, Filter: "true"}, rowsReader(t, 100, 50, 1)) // S2: B (A removed)
 	s2 := headOf(t, s, name, "main")
 	mustRefOp(t, s, request.Request{Op: request.OpCreateBranch, Table: name, Ref: "b"})
-	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name + ".branch_b"}, rowsReader(t, 200, 50, 1)) // S3 on b: B + C
-	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name}, rowsReader(t, 300, 50, 1))                // S4: B + D
+	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name + ".branch_b"}, rowsReader(t, 200, 50, 1))      // S3 on b: B + C
+	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name}, rowsReader(t, 300, 50, 1))                    // S4: B + D
 	mustWrite(t, s, request.Request{Op: request.OpOverwrite, Table: name, Filter: "true"}, rowsReader(t, 400, 50, 1)) // S5: E
 	s4 := loadTable(t, s, name).Metadata().SnapshotByName("main").ParentSnapshotID
 
@@ -202,8 +202,8 @@ func TestExpireSharedFileAndDeleteFiles(t *testing.T) {
 	const name = "db.m"
 	props := map[string]string{"write.delete.mode": "merge-on-read", "write.update.mode": "merge-on-read"}
 	mustWrite(t, s, request.Request{Op: request.OpCreate, Table: name, Properties: props}, rowsReader(t, 0, 100, 1)) // S1: A
-	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name}, rowsReader(t, 100, 100, 1))                   // S2: A + B
-	if _, err := rowOp(t, s, request.OpDelete, name, "id % 5 = 0", nil); err != nil {                                  // S3: A + B + deletes
+	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: name}, rowsReader(t, 100, 100, 1))                  // S2: A + B
+	if _, err := rowOp(t, s, request.OpDelete, name, "id % 5 = 0", nil); err != nil {                                // S3: A + B + deletes
 		t.Fatal(err)
 	}
 	s1 := loadTable(t, s, name).Metadata().Snapshots()[0].SnapshotID

@@ -61,11 +61,10 @@ func headFiles(t testing.TB, tbl *table.Table) []iceberg.DataFile {
 	}
 	var out []iceberg.DataFile
 	for _, m := range manifests {
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			out = append(out, e.DataFile())
 		}
 	}
@@ -157,7 +156,7 @@ func TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted(t *testing.T) {
 				t.Fatalf("merge-on-read delete: op %s summary %v", res.Operation, res.Summary)
 			}
 			tbl := loadTable(t, s, "db.t")
-			data, deletes, perFile := liveFiles(t, tbl)
+			data, deletes, _ := liveFiles(t, tbl)
 			if data != files || deletes == 0 {
 				t.Fatalf("after a merge-on-read delete: %d data files (had %d), %d delete files", data, files, deletes)
 			}
@@ -169,7 +168,7 @@ func TestMergeOnReadThenCopyOnWriteKeepsDeletedRowsDeleted(t *testing.T) {
 			}
 			want = keepIDs(0, 300, func(r row) bool { return r.ID%5 != 0 && r.ID%7 != 1 })
 			equalRows(t, readRows(t, s, "db.t", nil), rowsOf(want))
-			_, _, perFile = liveFiles(t, loadTable(t, s, "db.t"))
+			_, _, perFile := liveFiles(t, loadTable(t, s, "db.t"))
 			for f, n := range perFile {
 				if fv == "3" && n != 1 {
 					t.Errorf("data file %s has %d live deletion vectors", f, n)
