@@ -22,3 +22,25 @@ def test_readme_example_runs_and_prints_the_updated_rows(tmp_path: Path) -> None
     out = r.stdout.replace("\n", " ")
     assert '"ERROR"' in out and '"INFO"' in out and '"WARN"' not in out, r.stdout
     assert list((tmp_path / "pig").rglob("*.parquet")), "no data file under the fresh home"
+
+
+def test_readme_layout_names_every_package() -> None:
+    """Every Go package with source (not only tests) is named in the README's Layout section."""
+    layout = (REPO / "README.md").read_text().split("## Layout", 1)[1]
+    packages = sorted(
+        str(d.relative_to(REPO))
+        for top in ("core", "capi")
+        for d in [REPO / top, *(REPO / top).rglob("*")]
+        if d.is_dir() and any(not f.name.endswith("_test.go") for f in d.glob("*.go"))
+    )
+    assert "core/ops" in packages and "capi" in packages, packages
+    missing = [
+        p
+        for p in packages
+        if f"`{p}`" not in layout
+        and f"`{p}," not in layout
+        and f", `{p}`" not in layout
+        and not (p.startswith("core/internal/") and "`core/internal/*`" in layout)
+        and not (p.startswith("capi/internal/") and "`capi`" in layout)
+    ]
+    assert not missing, f"packages missing from the README's Layout: {missing}"
