@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/iceberg-go"
 	"github.com/google/uuid"
+	"github.com/pyiceberg-go/pyiceberg-go/core/internal/javafmt"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
@@ -378,9 +379,9 @@ func toText(x *vec, i int, conv *tz.Converter) string {
 	case kInt, kLong:
 		return strconv.FormatInt(x.i[i], 10)
 	case kFloat:
-		return javaFloat(x.f[i], 32)
+		return javafmt.Float(x.f[i], 32)
 	case kDouble:
-		return javaFloat(x.f[i], 64)
+		return javafmt.Float(x.f[i], 64)
 	case kDecimal:
 		return x.d[i].ToString(int32(scaleOf(x.t)))
 	case kDate:
@@ -399,42 +400,4 @@ func toText(x *vec, i int, conv *tz.Converter) string {
 		return u.String()
 	}
 	return x.s[i]
-}
-
-// javaFloat formats f the way Java's Double.toString / Float.toString do
-// (which Spark uses for casts to string).
-func javaFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	a := math.Abs(f)
-	if a >= 1e-3 && a < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'E', -1, bits) // 1.5E+10
-	mant, exp, _ := strings.Cut(s, "E")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	exp = strings.TrimPrefix(exp, "+")
-	neg := strings.HasPrefix(exp, "-")
-	exp = strings.TrimLeft(strings.TrimPrefix(exp, "-"), "0")
-	if neg {
-		exp = "-" + exp
-	}
-	return mant + "E" + exp
 }
