@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strconv"
@@ -186,8 +187,8 @@ type value struct {
 var nullValue = value{null: true}
 
 var (
-	reDate = regexp.MustCompile(`^\s*(\d{4})-(\d{1,2})-(\d{1,2})\s*$`)
-	reTS   = regexp.MustCompile(`^\s*(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?\s*(\S.*?)?\s*$`)
+	reDate = regexp.MustCompile(`^\s*([+-]?\d{4,6})-(\d{1,2})-(\d{1,2})\s*$`)
+	reTS   = regexp.MustCompile(`^\s*([+-]?\d{4,6})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?)?\s*(\S.*?)?\s*$`)
 	reTime = regexp.MustCompile(`^\s*(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{0,9}))?)?\s*$`)
 )
 
@@ -230,6 +231,11 @@ func parseTimestamp(s string) (wall int64, zone *tz.Zone, ok bool) {
 	}
 	t := time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC)
 	if t.Year() != y || int(t.Month()) != mo || t.Day() != d {
+		return 0, nil, false
+	}
+	// Microseconds since 1970 must fit 64 bits (about 290,000 years
+	// either way), as in Spark; a zone moves it by a day at most.
+	if sec := t.Unix(); sec > math.MaxInt64/1_000_000-86400 || sec < math.MinInt64/1_000_000+86400 {
 		return 0, nil, false
 	}
 	if m[8] != "" {

@@ -83,3 +83,29 @@ func TestOtherColumnTypes(t *testing.T) {
 		t.Errorf("uuid column: %v %v", arr, err)
 	}
 }
+
+// Years with a sign or more than four digits parse, as Spark's
+// [+-]yyyy* timestamp and date texts do, so the canonical text of any
+// timestamp compiles again (FuzzCompile found '-0001-12-31 23:50:00Z');
+// a year whose microseconds overflow 64 bits does not.
+func TestSignedAndLongYears(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		ok   bool
+	}{
+		{"-0001-12-31 23:50:00Z", true},
+		{"+2024-01-02 03:04:05", true},
+		{"10000-01-01 00:00:00", true},
+		{"-290000-01-01 00:00:00", true},
+		{"294248-01-01 00:00:00", false},
+		{"-294248-01-01 00:00:00", false},
+		{"1234567-01-01 00:00:00", false},
+	} {
+		if _, _, ok := parseTimestamp(c.text); ok != c.ok {
+			t.Errorf("parseTimestamp(%q): ok %v, want %v", c.text, ok, c.ok)
+		}
+	}
+	if d, ok := parseDate("-0001-12-31"); !ok || formatDate(d) != "-0001-12-31" {
+		t.Errorf("parseDate(-0001-12-31) = %d %v (%s)", d, ok, formatDate(d))
+	}
+}
