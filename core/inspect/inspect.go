@@ -309,7 +309,8 @@ func (r *reader) manifests(snaps []table.Snapshot, all bool) (arrow.RecordBatch,
 		field("partition_summaries", arrow.ListOf(summaryType), false),
 	}
 	if all {
-		fields = append(fields, field("reference_snapshot_id", arrow.PrimitiveTypes.Int64, false))
+		fields = append(fields, field("reference_snapshot_id", arrow.PrimitiveTypes.Int64, false),
+			field("key_metadata", arrow.BinaryTypes.Binary, true))
 	}
 	b := r.builder(fields...)
 	for i, mf := range mfs {
@@ -348,6 +349,11 @@ func (r *reader) manifests(snaps []table.Snapshot, all bool) (arrow.RecordBatch,
 		}
 		if all {
 			b.Field(12).(*array.Int64Builder).Append(refsnap[i])
+			if km := mf.KeyMetadata(); km != nil {
+				b.Field(13).(*array.BinaryBuilder).Append(km)
+			} else {
+				b.Field(13).AppendNull()
+			}
 		}
 	}
 	return done(b), nil

@@ -42,11 +42,11 @@ def build(format_version: int = 2) -> History:
     tag_at = main[-1]
     t.create_tag("v1")
     main.append(ig.writeTo(rows(100, 4), T).overwrite("cat = 'c1'").snapshot_id)
-    main.append(t.delete("id IN (0, 3)").snapshot_id)  # merge-on-read: position deletes
+    main.append(t.update({"cat": "'cx'"}, where="id = 6").snapshot_id)  # copy-on-write
     t.create_branch("b")
     branch_head = ig.writeTo(rows(200, 3), f"{T}.branch_b").append().snapshot_id
-    main.append(t.update({"cat": "'cx'"}, where="id = 6").snapshot_id)  # copy-on-write
     main.append(t.delete("cat = 'c2'").snapshot_id)  # whole files: metadata-only
+    main.append(t.delete("id IN (0, 3)").snapshot_id)  # merge-on-read: position deletes
     ids = [s for s in main if s is not None]
     assert len(ids) == len(main), main
     return History(main=ids, branch_head=branch_head, tag_snapshot=tag_at)
