@@ -366,11 +366,5 @@ func humanBound(tr iceberg.Transform, t iceberg.Type, raw []byte) any {
 	if err != nil {
 		return nil
 	}
-	v := lit.Any()
-	if ht, ok := tr.(interface {
-		ToHumanStrType(iceberg.Type, any) string
-	}); ok {
-		return ht.ToHumanStrType(t, v)
-	}
-	return tr.ToHumanStr(v)
+	return tr.ToHumanStrType(t, lit.Any())
 }
