@@ -194,7 +194,12 @@ func (r *reader) files(snaps []table.Snapshot, kind string) (arrow.RecordBatch, 
 	if err != nil {
 		return nil, err
 	}
-	b := r.builder(dataFileFields(pf)...)
+	mc, err := r.metricColumns()
+	if err != nil {
+		return nil, err
+	}
+	fields := dataFileFields(pf)
+	b := r.builder(append(fields, readableMetricsField(mc))...)
 	defer b.Release()
 	mfs, err := r.distinctManifests(snaps)
 	if err != nil {
@@ -205,7 +210,11 @@ func (r *reader) files(snaps []table.Snapshot, kind string) (arrow.RecordBatch, 
 		if (kind == "data_files" && !data) || (kind == "delete_files" && data) {
 			return nil
 		}
-		return appendDataFile(b, 0, pf, e.DataFile())
+		if err := appendDataFile(b, 0, pf, e.DataFile()); err != nil {
+			return err
+		}
+		appendReadableMetrics(b.Field(len(fields)).(*array.StructBuilder), mc, e.DataFile())
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -220,10 +229,14 @@ func (r *reader) entries(snaps []table.Snapshot) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	mc, err := r.metricColumns()
+	if err != nil {
+		return nil, err
+	}
 	i64 := arrow.PrimitiveTypes.Int64
 	b := r.builder(field("status", arrow.PrimitiveTypes.Int32, false), field("snapshot_id", i64, true),
 		field("sequence_number", i64, true), field("file_sequence_number", i64, true),
-		field("data_file", arrow.StructOf(dataFileFields(pf)...), false))
+		field("data_file", arrow.StructOf(dataFileFields(pf)...), false), readableMetricsField(mc))
 	defer b.Release()
 	mfs, err := r.distinctManifests(snaps)
 	if err != nil {
@@ -236,7 +249,11 @@ func (r *reader) entries(snaps []table.Snapshot) (arrow.RecordBatch, error) {
 		_ = appendValue(b.Field(3), ptrAny(e.FileSequenceNum()))
 		sb := b.Field(4).(*array.StructBuilder)
 		sb.Append(true)
-		return appendDataFile(structFields{sb}, 0, pf, e.DataFile())
+		if err := appendDataFile(structFields{sb}, 0, pf, e.DataFile()); err != nil {
+			return err
+		}
+		appendReadableMetrics(b.Field(5).(*array.StructBuilder), mc, e.DataFile())
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -6,8 +6,7 @@
 // stream as a scan.
 //
 // The columns are Spark's, in Spark's order, with Iceberg's types mapped
-// to Arrow as the scans map them (timestamptz: timestamp[us, UTC]); the
-// readable_metrics column of the file and entry tables is not produced.
+// to Arrow as the scans map them (timestamptz: timestamp[us, UTC]).
 // It reads metadata only: manifests lists and manifests, never data files.
 package inspect
 

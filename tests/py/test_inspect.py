@@ -1,7 +1,8 @@
 """Metadata tables (``t.inspect.<x>()``) against PyIceberg 0.12's ``table.inspect`` and Spark 4.1's
 ``db.t.<x>`` on the same table: same rows, Spark's column names, types and order.
 
-Differences kept on purpose: ``readable_metrics`` is not produced; timestamps are Iceberg's
+Differences kept on purpose: ``readable_metrics`` has its columns sorted by name as Spark's
+(PyIceberg: in schema order; the values agree); timestamps are Iceberg's
 ``timestamptz`` as ``timestamp[us, UTC]`` (PyIceberg: naive ``timestamp[ms]``); ``content``
 and ``status`` are int32 as Spark's ``int`` (PyIceberg: int8); ``type`` and ``file_format``
 plain strings (PyIceberg: dictionaries); the file tables carry Iceberg 1.10's
@@ -47,7 +48,7 @@ def norm(v: Any) -> Any:
     if isinstance(v, (bytes, bytearray)):
         return bytes(v)
     if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if k not in NOT_IN_PYICEBERG and k != "readable_metrics"}
+        return {k: norm(x) for k, x in v.items() if k not in NOT_IN_PYICEBERG}
     if isinstance(v, list):
         if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):  # an Arrow map
             return {k: norm(x) for k, x in v}
@@ -58,14 +59,20 @@ def norm(v: Any) -> Any:
 
 
 def rows(tbl: pa.Table, drop: set[str] = frozenset()) -> list[Any]:  # type: ignore[assignment]
-    cols = [c for c in tbl.column_names if c not in drop and c not in NOT_IN_PYICEBERG and c != "readable_metrics"]
+    cols = [c for c in tbl.column_names if c not in drop and c not in NOT_IN_PYICEBERG]
     out = [norm({c: r[c] for c in cols}) for r in tbl.to_pylist()]
     return sorted(out, key=repr)
 
 
 def compare_with_pyiceberg(ours: pa.Table, theirs: pa.Table, name: str) -> None:
-    extra = {"readable_metrics"} | NOT_IN_PYICEBERG
-    assert [c for c in ours.column_names if c not in extra] == [c for c in theirs.column_names if c not in extra], name
+    assert [c for c in ours.column_names if c not in NOT_IN_PYICEBERG] == [
+        c for c in theirs.column_names if c not in NOT_IN_PYICEBERG
+    ], name
+    if "readable_metrics" in ours.column_names:
+        # Spark's order (by name), PyIceberg's schema order: the same columns.
+        ours_cols = [f.name for f in ours.schema.field("readable_metrics").type]
+        theirs_cols = [f.name for f in theirs.schema.field("readable_metrics").type]
+        assert ours_cols == sorted(theirs_cols), name
     drop: set[str] = set()
     if name == "refs":
         # PyIceberg's type is lower case; Spark's (and ours) upper case.
@@ -151,16 +158,20 @@ def test_metadata_tables_match_spark(spark: Any, spark_catalog: str) -> None:
     ]:
         ours = getattr(t.inspect, name)()
         df = spark.sql(f"SELECT * FROM {spark_catalog}.db.t.{name}")
-        fields = [f for f in df.schema.fields if f.name != "readable_metrics"]
+        fields = df.schema.fields
         assert ours.column_names == [f.name for f in fields], name
+        if "readable_metrics" in ours.column_names:
+            metrics = ours.schema.field("readable_metrics").type
+            spark_metrics = df.schema["readable_metrics"].dataType
+            assert [f.name for f in metrics] == [f.name for f in spark_metrics.fields] == ["cat", "id"]
+            for col in metrics:
+                spark_col = spark_metrics[col.name].dataType
+                assert [f.name for f in col.type] == [f.name for f in spark_col.fields]
         for f in fields:
             typ = ours.schema.field(f.name).type
             if typ in SPARK_TYPES:
                 assert SPARK_TYPES[typ] == f.dataType.simpleString(), (name, f.name)
-        drop = {"readable_metrics"}
-        theirs = sorted(
-            (norm({k: v for k, v in r.asDict(recursive=True).items() if k not in drop}) for r in df.collect()), key=repr
-        )
+        theirs = sorted((norm(r.asDict(recursive=True)) for r in df.collect()), key=repr)
         ours_rows = sorted((norm(r) for r in ours.to_pylist()), key=repr)
         # norm() drops the columns PyIceberg lacks from both sides alike; check them once here.
         assert ours_rows == theirs, name
