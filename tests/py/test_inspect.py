@@ -34,7 +34,16 @@ SPARK_TYPES = {
 }
 
 PER_SNAPSHOT = ["manifests", "files", "data_files", "delete_files", "entries", "partitions"]
-WHOLE = ["snapshots", "history", "refs", "metadata_log_entries", "all_manifests", "all_files", "all_data_files"]
+WHOLE = [
+    "snapshots",
+    "history",
+    "refs",
+    "metadata_log_entries",
+    "all_manifests",
+    "all_files",
+    "all_data_files",
+    "all_delete_files",
+]
 #: Columns PyIceberg 0.12 has not got (ours follow Spark).
 NOT_IN_PYICEBERG = {"first_row_id", "referenced_data_file", "content_offset", "content_size_in_bytes"}
 
@@ -91,16 +100,22 @@ def compare_with_pyiceberg(ours: pa.Table, theirs: pa.Table, name: str) -> None:
     assert a == b, name
 
 
-def test_metadata_tables_match_pyiceberg(pyiceberg_catalog: Any) -> None:
-    h = build()
+@pytest.mark.parametrize("version", [2, 3])
+def test_metadata_tables_match_pyiceberg(pyiceberg_catalog: Any, version: int) -> None:
+    h = build(version)
     t = ig.table(T)
     tbl = pyiceberg_catalog.load_table("db.t")
+    # PyIceberg 0.12's entries() fails on a deletion vector's entry (no column_sizes): v3 is
+    # checked against Spark only.
+    skip = {"entries"} if version == 3 else set()
     for name in WHOLE + PER_SNAPSHOT:
+        if name in skip:
+            continue
         compare_with_pyiceberg(getattr(t.inspect, name)(), getattr(tbl.inspect, name)(), name)
     # Every snapshot's per-snapshot tables, main's, the branch's and the rolled-away ones.
     for sid in [*h.main, h.branch_head]:
         for name in PER_SNAPSHOT:
-            if name == "manifests":  # PyIceberg's reads main's head only
+            if name == "manifests" or name in skip:  # PyIceberg's manifests reads main's head only
                 continue
             compare_with_pyiceberg(
                 getattr(t.inspect, name)(snapshot_id=sid), getattr(tbl.inspect, name)(snapshot_id=sid), f"{name}@{sid}"
@@ -139,8 +154,9 @@ def test_metadata_table_errors() -> None:
         ig.table("local.db.missing").inspect.snapshots()
 
 
-def test_metadata_tables_match_spark(spark: Any, spark_catalog: str) -> None:
-    build()
+@pytest.mark.parametrize("version", [2, 3])
+def test_metadata_tables_match_spark(spark: Any, spark_catalog: str, version: int) -> None:
+    build(version)
     t = ig.table(T)
     for name in [
         "snapshots",
@@ -155,6 +171,9 @@ def test_metadata_tables_match_spark(spark: Any, spark_catalog: str) -> None:
         "partitions",
         "all_manifests",
         "all_files",
+        "all_data_files",
+        "all_delete_files",
+        "all_entries",
     ]:
         ours = getattr(t.inspect, name)()
         df = spark.sql(f"SELECT * FROM {spark_catalog}.db.t.{name}")
