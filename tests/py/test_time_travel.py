@@ -12,6 +12,8 @@ from history import T, build
 
 import pyiceberg_go as ig
 
+from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
+
 
 def key(t: pa.Table) -> list[tuple[Any, ...]]:
     return sorted(zip(*(t[c].to_pylist() for c in t.column_names)))
@@ -147,3 +149,25 @@ def test_rollback_to_timestamp(pyiceberg_catalog: Any) -> None:
     with pytest.raises(ig.ValidationError, match=f"no valid snapshot older than: {first}"):
         t.rollback_to_timestamp(dt.datetime.fromtimestamp(first / 1000, dt.timezone.utc))
     assert pyiceberg_catalog.load_table("db.t").metadata_location == before
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_time_travel_matches_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any, version: int) -> None:
+    """Spark's VERSION AS OF (snapshot, branch, tag) and TIMESTAMP AS OF read what we read (v3: deletion vectors)."""
+    h = build(version)
+    t = ig.table(T)
+    name = f"{spark_catalog}.db.t"
+
+    def spark_rows(clause: str) -> list[tuple[Any, ...]]:
+        return sorted(tuple(r) for r in spark.sql(f"SELECT id, cat FROM {name} {clause}").collect())
+
+    for sid in [*h.main, h.branch_head]:
+        assert key(t.to_arrow(snapshot_id=sid, columns=["id", "cat"])) == spark_rows(f"VERSION AS OF {sid}")
+    log = snapshot_log(pyiceberg_catalog)
+    for ts, _ in log:
+        for at in (ts, ts + 1):
+            assert key(t.to_arrow(as_of_timestamp=at, columns=["id", "cat"])) == spark_rows(
+                f"TIMESTAMP AS OF timestamp_millis({at})"
+            )
+    assert key(t.to_arrow(ref="b", columns=["id", "cat"])) == spark_rows("VERSION AS OF 'b'")
+    assert key(t.to_arrow(ref="v1", columns=["id", "cat"])) == spark_rows("VERSION AS OF 'v1'")
