@@ -52,6 +52,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/host"
+	"github.com/pyiceberg-go/pyiceberg-go/core/inspect"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
@@ -314,7 +315,7 @@ func pig_read(sh C.uintptr_t, doc *C.pig_cchar, oh C.uintptr_t, out *C.struct_Ar
 	return read("pig_read", sh, doc, oh, out, e)
 }
 
-// read plans a scan on a goroutine of its own (as pig_execute runs its
+// read plans a scan (or an inspect) on a goroutine of its own (as pig_execute runs its
 // operation) and exports its stream, whose batches are read on a goroutine
 // of the core's while the host pulls them; a panic while reading becomes
 // the stream's error.
@@ -342,6 +343,9 @@ func read(name string, sh C.uintptr_t, doc *C.pig_cchar, oh C.uintptr_t, out *C.
 		return fail(e, err)
 	}
 	rdr, err := onGoThread(func() (array.RecordReader, error) {
+		if req.Op == request.OpInspect {
+			return inspect.Read(ctx, s, req, mallocator.NewMallocator(), prog)
+		}
 		return scan.Read(ctx, s, req, mallocator.NewMallocator(), prog)
 	})
 	if err != nil {

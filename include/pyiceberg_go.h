@@ -153,7 +153,8 @@ PigStatus pig_execute(uintptr_t session, const char *request_json, struct ArrowA
  * stream that the caller releases. The stream reads as it is consumed, a
  * few files' batches at a time, not the whole table at once. Its buffers
  * are allocated with the C allocator and stay valid after the session is
- * released. pig_scan is pig_read without an operation.
+ * released. A document with "op": "inspect" reads a metadata table instead
+ * (docs/abi.md#scan). pig_scan is pig_read without an operation.
  */
 PigStatus pig_scan(uintptr_t session, const char *request_json, struct ArrowArrayStream *out,
                    struct PigError *err);

@@ -171,6 +171,22 @@ class RefInfo(TypedDict):
     snapshot_id: int
 
 
+class RollbackResult(TypedDict):
+    """What rollback_to_snapshot, rollback_to_timestamp and set_current_snapshot did (Spark's result columns).
+
+    ``previous_snapshot_id`` is main's snapshot before the call (``None`` for a table without one).
+
+    Example::
+
+        r: ig.RollbackResult = ig.table("local.db.t").rollback_to_snapshot(42)
+        print(r["previous_snapshot_id"], "->", r["current_snapshot_id"])
+    """
+
+    table: str
+    previous_snapshot_id: int | None
+    current_snapshot_id: int
+
+
 class RefResult(TypedDict):
     """The ref a create_branch, create_tag or fast_forward left behind.
 

@@ -16,6 +16,7 @@ from .results import (
     RefRemoval,
     RefResult,
     RemoveOrphanFilesResult,
+    RollbackResult,
     SnapshotInfo,
     WriteResult,
 )
@@ -60,11 +61,25 @@ class Table:
         """
         return self._session
 
+    @property
+    def inspect(self) -> InspectTable:
+        """The table's metadata tables (Spark's ``db.t.snapshots``, ``db.t.files``, ...) as pyarrow Tables.
+
+        Example::
+
+            t = ig.table("local.db.events")
+            t.inspect.snapshots().column("snapshot_id")
+            t.inspect.files(snapshot_id=t.snapshots()[0]["snapshot_id"])
+        """
+        return InspectTable(self)
+
     def scan_document(
         self,
         snapshot_id: int | None = None,
         columns: Sequence[str] | None = None,
         where: str | Column | None = None,
+        as_of_timestamp: _dt.datetime | int | None = None,
+        ref: str | None = None,
     ) -> dict[str, Any]:
         """The scan document (docs/abi.md#scan) that :meth:`scan` and :meth:`to_arrow` send.
 
@@ -74,7 +89,13 @@ class Table:
         """
         doc: dict[str, Any] = {"table": self.identifier}
         if snapshot_id is not None:
-            doc["snapshot_id"] = int(snapshot_id)
+            doc["snapshot_id"] = _int_arg("snapshot_id", snapshot_id)
+        if as_of_timestamp is not None:
+            doc["as_of_timestamp_ms"] = _epoch_ms(as_of_timestamp, "as_of_timestamp")
+        if ref is not None:
+            if not isinstance(ref, str):
+                raise TypeError(f"ref must be a str, got {type(ref).__name__}")
+            doc["ref"] = ref
         if columns is not None:
             if isinstance(columns, str):
                 raise TypeError("columns must be a sequence of column names, not a str")
@@ -88,8 +109,15 @@ class Table:
         columns: Sequence[str] | None = None,
         where: str | Column | None = None,
         snapshot_id: int | None = None,
+        as_of_timestamp: _dt.datetime | int | None = None,
+        ref: str | None = None,
     ) -> ScanStream:
         """Open a scan of the table (its current snapshot, or ``snapshot_id``) as an Arrow C stream.
+
+        Time travel, as Spark's read options: ``snapshot_id``; ``as_of_timestamp`` (an
+        aware ``datetime`` or epoch milliseconds: the snapshot that was main's current
+        one then, the last snapshot-log entry at or before it); or ``ref`` (a branch's
+        or tag's head). At most one of the three (else :class:`InvalidArgumentError`).
 
         ``columns`` selects columns (nested with dots); ``where`` keeps the rows
         matching a Spark SQL filter (text or ``ig.col`` expression, as in
@@ -101,18 +129,74 @@ class Table:
             import polars as pl
             df = pl.DataFrame(ig.table("local.db.events").scan(columns=["id", "ts"], where="id > 100"))
         """
-        return ScanStream(self._session, self.scan_document(snapshot_id, columns, where))
+        return ScanStream(self._session, self.scan_document(snapshot_id, columns, where, as_of_timestamp, ref))
 
-    def to_arrow(self, snapshot_id: int | None = None, columns: Sequence[str] | None = None) -> pyarrow.Table:
-        """Read the table (its current snapshot, or ``snapshot_id``) into a pyarrow Table.
+    def to_arrow(
+        self,
+        snapshot_id: int | None = None,
+        columns: Sequence[str] | None = None,
+        as_of_timestamp: _dt.datetime | int | None = None,
+        ref: str | None = None,
+    ) -> pyarrow.Table:
+        """Read the table (its current snapshot, or ``snapshot_id``, ``as_of_timestamp``, ``ref``
+        as in :meth:`scan`) into a pyarrow Table.
 
         Example::
 
             t = ig.table("local.db.events")
             old = t.to_arrow(snapshot_id=t.snapshots()[0]["snapshot_id"], columns=["id", "ts"])
+            tagged = t.to_arrow(ref="2024-q1")
         """
         _require_pyarrow("Table.to_arrow()")
-        return self.scan(columns=columns, snapshot_id=snapshot_id).to_arrow()
+        return self.scan(columns=columns, snapshot_id=snapshot_id, as_of_timestamp=as_of_timestamp, ref=ref).to_arrow()
+
+    def rollback_to_snapshot(self, snapshot_id: int) -> RollbackResult:
+        """Set main back to ``snapshot_id``, an ancestor of main's head (Spark's ``rollback_to_snapshot``).
+
+        A snapshot that is not an ancestor is a :class:`ValidationError`, and nothing is committed.
+
+        Example::
+
+            t = ig.table("local.db.t")
+            r = t.rollback_to_snapshot(t.snapshots()[0]["snapshot_id"])
+            print(r["previous_snapshot_id"], r["current_snapshot_id"])
+        """
+        doc = {
+            "op": "rollback_to_snapshot",
+            "table": self.identifier,
+            "snapshot_id": _int_arg("snapshot_id", snapshot_id),
+        }
+        return cast(RollbackResult, self._session._execute(doc))
+
+    def rollback_to_timestamp(self, timestamp: _dt.datetime | int) -> RollbackResult:
+        """Set main back to its latest ancestor older than ``timestamp`` (an aware ``datetime`` or epoch
+        milliseconds), as Spark's ``rollback_to_timestamp``.
+
+        Example::
+
+            import datetime as dt
+            ig.table("local.db.t").rollback_to_timestamp(dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc))
+        """
+        doc: dict[str, Any] = {"op": "rollback_to_timestamp", "table": self.identifier}
+        doc["as_of_timestamp_ms"] = _epoch_ms(timestamp, "timestamp")
+        return cast(RollbackResult, self._session._execute(doc))
+
+    def set_current_snapshot(self, snapshot_id: int | None = None, ref: str | None = None) -> RollbackResult:
+        """Set main to ``snapshot_id`` or to the head of branch or tag ``ref`` (exactly one), ancestor or not,
+        as Spark's ``set_current_snapshot``.
+
+        Example::
+
+            ig.table("local.db.t").set_current_snapshot(ref="audit")
+        """
+        doc: dict[str, Any] = {"op": "set_current_snapshot", "table": self.identifier}
+        if snapshot_id is not None:
+            doc["snapshot_id"] = _int_arg("snapshot_id", snapshot_id)
+        if ref is not None:
+            if not isinstance(ref, str):
+                raise TypeError(f"ref must be a str, got {type(ref).__name__}")
+            doc["ref"] = ref
+        return cast(RollbackResult, self._session._execute(doc))
 
     def snapshots(self) -> list[SnapshotInfo]:
         """The table's snapshots, oldest first (:class:`SnapshotInfo`: ``snapshot_id``, ``parent_id``,
@@ -376,16 +460,114 @@ def _int_arg(name: str, v: object) -> int:
     return v
 
 
-def _epoch_ms(v: _dt.datetime | int) -> int:
-    """``older_than`` as epoch milliseconds: an aware datetime, or milliseconds already."""
+def _epoch_ms(v: _dt.datetime | int, name: str = "older_than") -> int:
+    """A time as epoch milliseconds: an aware datetime, or milliseconds already."""
     if isinstance(v, _dt.datetime):
         if v.tzinfo is None:
             raise InvalidArgumentError(
-                "older_than must be a timezone-aware datetime (or epoch milliseconds): a naive one is ambiguous"
+                f"{name} must be a timezone-aware datetime (or epoch milliseconds): a naive one is ambiguous"
             )
         delta = v - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
         return delta // _dt.timedelta(milliseconds=1)
-    return _int_arg("older_than", v)
+    return _int_arg(name, v)
+
+
+class InspectTable:
+    """The metadata tables of one table, as Spark names them (``db.t.snapshots``, ``db.t.files``, ...).
+
+    Each method reads one with the library and returns a pyarrow Table with Spark's
+    columns; :meth:`stream` returns the same rows as a :class:`ScanStream` for any
+    Arrow consumer. The per-snapshot tables (``files``, ``data_files``,
+    ``delete_files``, ``manifests``, ``partitions``, ``entries``) read main's head
+    or ``snapshot_id``; the ``all_*`` ones every snapshot's.
+
+    Example::
+
+        t = ig.table("local.db.t")
+        t.inspect.partitions().to_pylist()
+        duckdb.sql("select file_path, record_count from f").show()  # f = t.inspect.stream("files")
+    """
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+
+    def stream(self, name: str, snapshot_id: int | None = None) -> ScanStream:
+        """Metadata table ``name`` as a :class:`ScanStream` (read once).
+
+        Example::
+
+            pl.DataFrame(ig.table("local.db.t").inspect.stream("snapshots"))
+        """
+        doc: dict[str, Any] = {"op": "inspect", "table": self._table.identifier, "metadata_table": str(name)}
+        if snapshot_id is not None:
+            doc["snapshot_id"] = _int_arg("snapshot_id", snapshot_id)
+        return ScanStream(self._table.session, doc)
+
+    def _read(self, name: str, snapshot_id: int | None = None) -> pyarrow.Table:
+        _require_pyarrow(f"Table.inspect.{name}()")
+        return self.stream(name, snapshot_id).to_arrow()
+
+    def snapshots(self) -> pyarrow.Table:
+        """``committed_at``, ``snapshot_id``, ``parent_id``, ``operation``, ``manifest_list``, ``summary``."""
+        return self._read("snapshots")
+
+    def history(self) -> pyarrow.Table:
+        """``made_current_at``, ``snapshot_id``, ``parent_id``, ``is_current_ancestor`` (main's snapshot log)."""
+        return self._read("history")
+
+    def refs(self) -> pyarrow.Table:
+        """``name``, ``type``, ``snapshot_id`` and the ref's retention settings."""
+        return self._read("refs")
+
+    def metadata_log_entries(self) -> pyarrow.Table:
+        """``timestamp``, ``file``, ``latest_snapshot_id``, ``latest_schema_id``, ``latest_sequence_number``."""
+        return self._read("metadata_log_entries")
+
+    def manifests(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """The manifests of main's head (or ``snapshot_id``) with their file counts and partition summaries."""
+        return self._read("manifests", snapshot_id)
+
+    def all_manifests(self) -> pyarrow.Table:
+        """The manifests of every snapshot, with ``reference_snapshot_id``."""
+        return self._read("all_manifests")
+
+    def files(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """The live data and delete files of main's head (or ``snapshot_id``) with their metrics."""
+        return self._read("files", snapshot_id)
+
+    def data_files(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """As :meth:`files`, data files only."""
+        return self._read("data_files", snapshot_id)
+
+    def delete_files(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """As :meth:`files`, delete files only."""
+        return self._read("delete_files", snapshot_id)
+
+    def all_files(self) -> pyarrow.Table:
+        """The files of every snapshot's manifests (a file once per manifest that lists it)."""
+        return self._read("all_files")
+
+    def all_data_files(self) -> pyarrow.Table:
+        """As :meth:`all_files`, data files only."""
+        return self._read("all_data_files")
+
+    def all_delete_files(self) -> pyarrow.Table:
+        """As :meth:`all_files`, delete files only."""
+        return self._read("all_delete_files")
+
+    def entries(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """The manifest entries of main's head (or ``snapshot_id``): ``status``, ``snapshot_id``,
+        ``sequence_number``, ``file_sequence_number``, ``data_file``."""
+        return self._read("entries", snapshot_id)
+
+    def all_entries(self) -> pyarrow.Table:
+        """The manifest entries of every snapshot."""
+        return self._read("all_entries")
+
+    def partitions(self, snapshot_id: int | None = None) -> pyarrow.Table:
+        """Per partition of main's head (or ``snapshot_id``): record and file counts, delete counts and
+        the last snapshot that changed it."""
+        return self._read("partitions", snapshot_id)
 
 
 def table(identifier: str) -> Table:

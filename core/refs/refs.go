@@ -163,7 +163,8 @@ func ResolveTarget(c *stage.Committer, op string, t *table.Table, wapID, wapBran
 func IsRefOp(op string) bool {
 	switch op {
 	case request.OpCreateBranch, request.OpCreateTag, request.OpFastForward, request.OpRemoveBranch,
-		request.OpRemoveTag, request.OpCherrypick, request.OpPublish, request.OpRefs:
+		request.OpRemoveTag, request.OpCherrypick, request.OpPublish, request.OpRefs,
+		request.OpRollbackToSnapshot, request.OpRollbackToTimestamp, request.OpSetCurrentSnapshot:
 		return true
 	}
 	return false
@@ -189,7 +190,7 @@ func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *
 		}
 		return map[string]any{"table": id.String(), "refs": refs}, nil
 	}
-	c := &committer{stage.Committer{Cat: cat, ID: id, Ident: ident}}
+	c := &committer{Committer: stage.Committer{Cat: cat, ID: id, Ident: ident}}
 	retry, err := c.RetryPolicy(t.Metadata().Properties())
 	if err != nil {
 		return nil, err
@@ -236,6 +237,13 @@ func (c *committer) refResult(t *table.Table, req *request.Request) any {
 		return res
 	case request.OpRemoveBranch, request.OpRemoveTag:
 		return map[string]any{"table": c.ID.String(), "ref": req.Ref, "removed": true}
+	case request.OpRollbackToSnapshot, request.OpRollbackToTimestamp, request.OpSetCurrentSnapshot:
+		// Spark's procedures' result columns.
+		out := map[string]any{"table": c.ID.String(), "previous_snapshot_id": c.previous, "current_snapshot_id": nil}
+		if sn := m.SnapshotByName(table.MainBranch); sn != nil {
+			out["current_snapshot_id"] = sn.SnapshotID
+		}
+		return out
 	}
 	out := map[string]any{"table": c.ID.String(), "ref": req.Ref}
 	if r, ok := stage.RefOf(m, req.Ref); ok {
@@ -329,6 +337,9 @@ func (c *committer) planRefOp(ctx context.Context, t *table.Table, req *request.
 
 	case request.OpCherrypick:
 		return c.cherrypick(ctx, t, *req.SnapshotID)
+
+	case request.OpRollbackToSnapshot, request.OpRollbackToTimestamp, request.OpSetCurrentSnapshot:
+		return c.rollback(t, req)
 	}
 	return nil, nil, fmt.Errorf("%w: %s is not a ref operation", errs.ErrInvalidArgument, req.Op)
 }
@@ -469,4 +480,8 @@ func addedDataFiles(ctx context.Context, t *table.Table, sn *table.Snapshot) ([]
 
 // committer runs one ref operation: its commits go to main (cherry-pick,
 // publish) or set refs directly.
-type committer struct{ stage.Committer }
+type committer struct {
+	stage.Committer
+	// previous is main's snapshot before a rollback (nil: none).
+	previous *int64
+}

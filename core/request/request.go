@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -52,6 +53,17 @@ const (
 	OpPublish = "publish"
 	// OpRefs lists the table's branches and tags.
 	OpRefs = "refs"
+	// Spark's rollback procedures: main's current snapshot is set to
+	// SnapshotID (an ancestor of main's head), to main's latest ancestor
+	// older than AsOfTimestampMs, or to SnapshotID or Ref's snapshot
+	// (set_current_snapshot, no ancestry required).
+	OpRollbackToSnapshot  = "rollback_to_snapshot"
+	OpRollbackToTimestamp = "rollback_to_timestamp"
+	OpSetCurrentSnapshot  = "set_current_snapshot"
+
+	// OpInspect reads metadata table MetadataTable (core/inspect); only
+	// through pig_scan / pig_read, as OpScan.
+	OpInspect = "inspect"
 
 	// Table maintenance (core/maintenance), as Spark's procedures of the
 	// same names.
@@ -65,6 +77,7 @@ var ops = map[string]bool{
 	OpSnapshots: true, OpDropTable: true, OpListTables: true, OpTableInfo: true, OpScan: true, OpPanic: testhooks.Enabled,
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
+	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true,
 }
 
@@ -104,8 +117,15 @@ type Request struct {
 	// SortOrder is the sort order of a created or replaced table, as Spark's
 	// WRITE ORDERED BY terms ("id", "days(ts) DESC NULLS LAST").
 	SortOrder []string `json:"sort_order,omitempty"`
-	// Ref is the branch or tag a ref operation names.
+	// Ref is the branch or tag a ref operation names, or a scan reads.
 	Ref string `json:"ref,omitempty"`
+	// AsOfTimestampMs (epoch milliseconds) makes a scan read the snapshot
+	// that was main's current one then (Spark's as-of-timestamp); it is
+	// the time rollback_to_timestamp rolls back to.
+	AsOfTimestampMs *int64 `json:"as_of_timestamp_ms,omitempty"`
+	// MetadataTable names the metadata table an inspect reads
+	// (MetadataTables).
+	MetadataTable string `json:"metadata_table,omitempty"`
 	// To is the ref fast_forward moves Ref to.
 	To string `json:"to,omitempty"`
 	// WapID is the wap.id publish looks for.
@@ -212,13 +232,56 @@ var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket
 // Decode parses and validates a request document.
 func Decode(doc []byte) (*Request, error) { return decode(doc, "") }
 
-// DecodeScan parses a scan document, whose op may be left out.
+// DecodeScan parses a read document (pig_scan, pig_read): a scan, whose
+// op may be left out, or an inspect.
 func DecodeScan(doc []byte) (*Request, error) {
 	r, err := decode(doc, OpScan)
-	if err == nil && r.Op != OpScan {
-		return nil, fmt.Errorf("%w: a scan document cannot carry op %q", errs.ErrInvalidArgument, r.Op)
+	if err == nil && r.Op != OpScan && r.Op != OpInspect {
+		return nil, fmt.Errorf("%w: a scan document cannot carry op %q (scan or inspect)", errs.ErrInvalidArgument, r.Op)
 	}
 	return r, err
+}
+
+// MetadataTables lists the metadata tables an inspect reads, as Spark
+// names them (db.t.snapshots, ...).
+var MetadataTables = []string{
+	"snapshots", "history", "refs", "metadata_log_entries", "manifests", "all_manifests",
+	"files", "data_files", "delete_files", "all_files", "all_data_files", "all_delete_files",
+	"entries", "all_entries", "partitions",
+}
+
+// validateRead checks the time-travel keys of a scan and the keys of an
+// inspect.
+func (r *Request) validateRead() error {
+	n := 0
+	for _, set := range []bool{r.SnapshotID != nil, r.AsOfTimestampMs != nil, r.Ref != ""} {
+		if set {
+			n++
+		}
+	}
+	switch r.Op {
+	case OpScan:
+		if n > 1 {
+			return fmt.Errorf("%w: a scan reads at most one of snapshot_id, as_of_timestamp_ms and ref", errs.ErrInvalidArgument)
+		}
+		if r.Ref != "" && strings.TrimSpace(r.Ref) == "" {
+			return fmt.Errorf("%w: scan: empty ref", errs.ErrInvalidArgument)
+		}
+	case OpInspect:
+		if !slices.Contains(MetadataTables, r.MetadataTable) {
+			return fmt.Errorf("%w: unknown metadata table %q (%s)", errs.ErrInvalidArgument, r.MetadataTable, strings.Join(MetadataTables, ", "))
+		}
+		if r.AsOfTimestampMs != nil || r.Ref != "" || len(r.Columns) > 0 {
+			return fmt.Errorf("%w: inspect takes metadata_table and snapshot_id only", errs.ErrInvalidArgument)
+		}
+	}
+	if r.MetadataTable != "" && r.Op != OpInspect {
+		return fmt.Errorf("%w: operation %s takes no metadata_table", errs.ErrInvalidArgument, r.Op)
+	}
+	if r.AsOfTimestampMs != nil && r.Op != OpScan && r.Op != OpRollbackToTimestamp {
+		return fmt.Errorf("%w: operation %s takes no as_of_timestamp_ms", errs.ErrInvalidArgument, r.Op)
+	}
+	return nil
 }
 
 func decode(doc []byte, defaultOp string) (*Request, error) {
@@ -276,6 +339,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 	if err := r.validateRefOp(); err != nil {
 		return nil, err
 	}
+	if err := r.validateRead(); err != nil {
+		return nil, err
+	}
 	if err := r.validateMaintenance(); err != nil {
 		return nil, err
 	}
@@ -329,12 +395,26 @@ func (r *Request) validateRefOp() error {
 		}
 	case OpPublish:
 		need["wap_id"] = true
+	case OpRollbackToSnapshot:
+		if r.SnapshotID == nil {
+			return fmt.Errorf("%w: rollback_to_snapshot needs snapshot_id", errs.ErrInvalidArgument)
+		}
+	case OpRollbackToTimestamp:
+		if r.AsOfTimestampMs == nil {
+			return fmt.Errorf("%w: rollback_to_timestamp needs as_of_timestamp_ms", errs.ErrInvalidArgument)
+		}
+	case OpSetCurrentSnapshot:
+		// Spark's SetCurrentSnapshotProcedure.
+		if (r.SnapshotID == nil) == (r.Ref == "") {
+			return fmt.Errorf("%w: Either snapshot_id or ref must be provided, not both", errs.ErrInvalidArgument)
+		}
 	}
+	mayRef := r.Op == OpScan || r.Op == OpSetCurrentSnapshot
 	for _, f := range []struct{ name, v string }{{"ref", r.Ref}, {"to", r.To}, {"wap_id", r.WapID}} {
 		switch {
 		case need[f.name] && strings.TrimSpace(f.v) == "":
 			return fmt.Errorf("%w: %s needs %s", errs.ErrInvalidArgument, r.Op, f.name)
-		case !need[f.name] && f.v != "":
+		case !need[f.name] && f.v != "" && !(f.name == "ref" && mayRef):
 			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
 		}
 	}

@@ -1,5 +1,6 @@
 // Package scan reads tables back as a stream of Arrow batches: the current
-// snapshot, a given one, or a branch's or tag's, with a column projection
+// snapshot, a given one, the one current at a time, or a branch's or tag's
+// (refs.ReadSnapshot), with a column projection
 // and a row filter in the expression language (core/expr).
 //
 // Files are planned by iceberg-go, pruned by the filter's partition values
@@ -48,19 +49,11 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 		return nil, err
 	}
 	var opts []table.ScanOption
-	var at *table.Snapshot
-	switch {
-	case refSnap != nil && req.SnapshotID != nil:
-		// db.t.branch_x / db.t.tag_x: the ref's snapshot.
-		return nil, fmt.Errorf("%w: %s names a branch or tag; it cannot be read at snapshot_id too", errs.ErrInvalidArgument, req.Table)
-	case refSnap != nil:
-		at = t.Metadata().SnapshotByID(*refSnap)
-	case req.SnapshotID != nil:
-		if at = t.Metadata().SnapshotByID(*req.SnapshotID); at == nil {
-			return nil, fmt.Errorf("%w: table %s has no snapshot %d", errs.ErrInvalidArgument, req.Table, *req.SnapshotID)
-		}
-	default:
-		at = t.CurrentSnapshot()
+	// The identifier's branch_/tag_ suffix, snapshot_id, as_of_timestamp_ms
+	// or ref: at most one.
+	at, err := refs.ReadSnapshot(t, refSnap, req)
+	if err != nil {
+		return nil, err
 	}
 	if at != nil {
 		opts = append(opts, table.WithSnapshotID(at.SnapshotID))
