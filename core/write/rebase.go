@@ -61,9 +61,17 @@ func (w *Writer) keepStaged(ctx context.Context, p *Plan, base table.Metadata, r
 		}
 		st := &stagedAppend{updates: updates, reqs: reqs, snap: *sn, parent: w.Head(base)}
 		for _, m := range all {
-			if m.SnapshotID() == sn.SnapshotID {
-				st.ours = append(st.ours, m)
+			if m.SnapshotID() != sn.SnapshotID {
+				continue
 			}
+			// A manifest merged from the parent's (commit.manifest-merge.enabled)
+			// carries existing entries: moved onto a newer head beside that
+			// head's own manifests, it would list the parent's files twice.
+			// Such an append is staged afresh on every attempt.
+			if m.ExistingDataFiles() != 0 || m.DeletedDataFiles() != 0 {
+				return
+			}
+			st.ours = append(st.ours, m)
 		}
 		w.staged = st
 		return
