@@ -29,6 +29,7 @@ __all__ = [
     "RefRemoval",
     "RefResult",
     "RemoveOrphanFilesResult",
+    "RewriteManifestsResult",
     "ScanProgress",
     "SnapshotInfo",
     "WriteMetrics",
@@ -349,3 +350,36 @@ class RemoveOrphanFilesResult:
         pa = _require_pyarrow("RemoveOrphanFilesResult.to_arrow()")
         column = pa.array(self.orphan_file_locations, pa.string())
         return cast("pyarrow.Table", pa.table({"orphan_file_location": column}))
+
+
+@dataclass(frozen=True)
+class RewriteManifestsResult:
+    """What :meth:`pyiceberg_go.Table.rewrite_manifests` did: Spark's result columns, and the
+    ``replace`` snapshot it committed (``None`` when there was nothing to rewrite).
+
+    Example::
+
+        r = ig.table("local.db.t").rewrite_manifests()
+        print(r.rewritten_manifests_count, r.added_manifests_count)
+    """
+
+    table: str
+    rewritten_manifests_count: int
+    added_manifests_count: int
+    snapshot_id: int | None = None
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> RewriteManifestsResult:
+        """Build a result from the library's ``rewrite_manifests`` document (docs/abi.md#result).
+
+        Example::
+
+            RewriteManifestsResult.from_document({"table": "db.t", "rewritten_manifests_count": 3})
+        """
+        sid = doc.get("snapshot_id")
+        return cls(
+            table=str(doc.get("table", "")),
+            rewritten_manifests_count=int(doc.get("rewritten_manifests_count") or 0),
+            added_manifests_count=int(doc.get("added_manifests_count") or 0),
+            snapshot_id=None if sid is None else int(sid),
+        )

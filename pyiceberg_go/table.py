@@ -16,6 +16,7 @@ from .results import (
     RefRemoval,
     RefResult,
     RemoveOrphanFilesResult,
+    RewriteManifestsResult,
     RollbackResult,
     SnapshotInfo,
     WriteResult,
@@ -436,6 +437,25 @@ class Table:
         if dry_run:
             doc["dry_run"] = True
         return RemoveOrphanFilesResult.from_document(self._session._execute(doc))
+
+    def rewrite_manifests(self, spec_id: int | None = None) -> RewriteManifestsResult:
+        """Rewrite the data manifests of main's snapshot into manifests of the table's
+        ``commit.manifest.target-size-bytes`` (8 MB), as Spark's ``rewrite_manifests``.
+
+        Only manifests of partition spec ``spec_id`` (default: the current spec) are
+        rewritten; delete manifests stay. Metadata only: no data file is read or written.
+        Nothing is committed when the spec has no manifest, or a single one that fits the
+        target size (Spark's rule); otherwise one ``replace`` snapshot.
+
+        Example::
+
+            r = ig.table("local.db.t").rewrite_manifests()
+            print(r.rewritten_manifests_count, r.added_manifests_count)
+        """
+        doc: dict[str, Any] = {"op": "rewrite_manifests", "table": self.identifier}
+        if spec_id is not None:
+            doc["spec_id"] = _int_arg("spec_id", spec_id)
+        return RewriteManifestsResult.from_document(self._session._execute(doc))
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):

@@ -109,7 +109,7 @@ func openWaiting(ctx context.Context, name string, props map[string]string, wait
 		if err != nil {
 			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrInvalidArgument, name, err)
 		}
-		tc := &typedCatalog{Catalog: c, red: red}
+		tc := &typedCatalog{Catalog: c, red: red, props: p}
 		if dir, ok := paths.LocalPath(wh); ok {
 			tc.commitLock = filepath.Join(dir, ".pyiceberg-go-commit.lock")
 		}
@@ -190,7 +190,7 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 		db.Close()
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
-	tc := &typedCatalog{Catalog: c, red: red, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), commitLock: path + "-commit.lock"}
+	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), commitLock: path + "-commit.lock"}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
 }
 

@@ -24,6 +24,8 @@ type typedCatalog struct {
 	// head and meta, for SQLite catalogs, reuse parsed metadata (metacache.go).
 	head *sqlHead
 	meta *metaCache
+	// props are the catalog's properties (opening files).
+	props iceberg.Properties
 	// commitLock is the file whose byte-range locks queue this catalog's
 	// committers per table (SQLite catalogs; empty for others).
 	commitLock string
@@ -78,6 +80,14 @@ func (c *typedCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*
 // commit did not happen (the catalog's pointer moves only after it).
 func (c *typedCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
 	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
+	if err == nil && md != nil {
+		c.dropOldMetadata(ctx, md, func(loc string) table.Metadata {
+			if c.meta == nil {
+				return nil
+			}
+			return c.meta.get(ident, loc)
+		})
+	}
 	if err == nil && c.meta != nil {
 		c.meta.put(ident, loc, md)
 	}

@@ -46,6 +46,8 @@ type Target struct {
 	Cat   *catalog.Catalog
 	ID    request.Identifier
 	Ident table.Identifier
+	// Conf is the session's settings (the test hooks read theirs there).
+	Conf map[string]string
 }
 
 func (tg Target) load(ctx context.Context) (*table.Table, error) {

@@ -11,7 +11,7 @@ import (
 
 // Handles reports whether op is a maintenance operation (Run runs it).
 func Handles(op string) bool {
-	return op == request.OpExpireSnapshots || op == request.OpRemoveOrphanFiles
+	return op == request.OpExpireSnapshots || op == request.OpRemoveOrphanFiles || op == request.OpRewriteManifests
 }
 
 // Run runs the maintenance operation req on tg; now is the current time
@@ -22,6 +22,8 @@ func Run(ctx context.Context, tg Target, req *request.Request, now time.Time) (a
 		return ExpireSnapshots(ctx, tg, req, now)
 	case request.OpRemoveOrphanFiles:
 		return RemoveOrphanFiles(ctx, tg, req, now)
+	case request.OpRewriteManifests:
+		return RewriteManifests(ctx, tg, req)
 	}
 	return nil, fmt.Errorf("%w: %s is not a maintenance operation", errs.ErrInvalidArgument, req.Op)
 }

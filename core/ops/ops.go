@@ -88,7 +88,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return refs.Run(ctx, cat, id, req)
 	}
 	if maintenance.Handles(req.Op) {
-		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident}, req, time.Now())
+		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident, Conf: s.Conf()}, req, time.Now())
 	}
 	if request.IsWrite(req.Op) || request.IsRowLevel(req.Op) {
 		if input == nil && request.IsWrite(req.Op) {

@@ -18,6 +18,10 @@ func TestMaintenanceFields(t *testing.T) {
 		`{"op":"remove_orphan_files","table":"db.t","retain_last":1}`:                                                                 "takes no retain_last",
 		`{"op":"append","table":"db.t","older_than_ms":1}`:                                                                            "takes no older_than_ms",
 		`{"op":"scan","table":"db.t","snapshot_ids":[1]}`:                                                                             "takes no snapshot_ids",
+		`{"op":"rewrite_manifests","table":"db.t","spec_id":0}`:                                                                       "",
+		`{"op":"rewrite_manifests","table":"db.t","older_than_ms":1}`:                                                                 "takes no older_than_ms",
+		`{"op":"rewrite_manifests","table":"db.t","location":"/x"}`:                                                                   "takes no location",
+		`{"op":"expire_snapshots","table":"db.t","spec_id":1}`:                                                                        "takes no spec_id",
 	} {
 		_, err := Decode([]byte(doc))
 		switch {

@@ -69,6 +69,7 @@ const (
 	// same names.
 	OpExpireSnapshots   = "expire_snapshots"
 	OpRemoveOrphanFiles = "remove_orphan_files"
+	OpRewriteManifests  = "rewrite_manifests"
 )
 
 var ops = map[string]bool{
@@ -78,7 +79,7 @@ var ops = map[string]bool{
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
-	OpExpireSnapshots: true, OpRemoveOrphanFiles: true,
+	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -150,6 +151,9 @@ type Request struct {
 	CleanExpiredMetadata bool `json:"clean_expired_metadata,omitempty"`
 	// DryRun lists orphan files without deleting them (remove_orphan_files).
 	DryRun bool `json:"dry_run,omitempty"`
+	// SpecID is the partition spec whose manifests rewrite_manifests
+	// rewrites (default: the table's current spec).
+	SpecID *int `json:"spec_id,omitempty"`
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
@@ -421,10 +425,11 @@ func (r *Request) validateRefOp() error {
 	return nil
 }
 
-// validateMaintenance checks the fields of expire_snapshots and
-// remove_orphan_files and that no other operation carries them.
+// validateMaintenance checks the fields of expire_snapshots,
+// remove_orphan_files and rewrite_manifests and that no other operation
+// carries them.
 func (r *Request) validateMaintenance() error {
-	expire, orphans := r.Op == OpExpireSnapshots, r.Op == OpRemoveOrphanFiles
+	expire, orphans, manifests := r.Op == OpExpireSnapshots, r.Op == OpRemoveOrphanFiles, r.Op == OpRewriteManifests
 	for _, f := range []struct {
 		name     string
 		set, may bool
@@ -434,15 +439,16 @@ func (r *Request) validateMaintenance() error {
 		{"snapshot_ids", r.SnapshotIDs != nil, expire},
 		{"clean_expired_metadata", r.CleanExpiredMetadata, expire},
 		{"dry_run", r.DryRun, orphans},
+		{"spec_id", r.SpecID != nil, manifests},
 	} {
 		if f.set && !f.may {
 			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
 		}
 	}
-	if (expire || orphans) && r.SnapshotID != nil {
+	if (expire || orphans || manifests) && r.SnapshotID != nil {
 		return fmt.Errorf("%w: operation %s takes no snapshot_id", errs.ErrInvalidArgument, r.Op)
 	}
-	if expire && r.Location != "" {
+	if (expire || manifests) && r.Location != "" {
 		return fmt.Errorf("%w: operation %s takes no location", errs.ErrInvalidArgument, r.Op)
 	}
 	if r.RetainLast != nil && *r.RetainLast < 1 {
