@@ -87,7 +87,7 @@ func RewriteManifests(ctx context.Context, tg Target, req *request.Request) (*Re
 		if err != nil {
 			return err
 		}
-		if head := committed.Metadata().CurrentSnapshot(); head != nil {
+		if head := c.Committed(committed); head != nil {
 			id := head.SnapshotID
 			res.SnapshotID = &id
 		}

@@ -99,6 +99,7 @@ func (st *Staging) Finish(ctx context.Context, edit func([]table.Update) []table
 // commit leaves no orphan metadata files behind; the manifests of a
 // snapshot kept for a later attempt (kept; nil: none) stay.
 func (c *Committer) Publish(ctx context.Context, props map[string]string, location string, reqs []table.Requirement, updates []table.Update, kept func(snapshotID int64) bool) (*table.Table, error) {
+	c.landedID = 0
 	if err := ctx.Err(); err != nil {
 		c.removeStaged(ctx, props, location, updates, kept)
 		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
@@ -107,6 +108,13 @@ func (c *Committer) Publish(ctx context.Context, props map[string]string, locati
 	// leave its outcome unknown.
 	meta, loc, err := c.Cat.CommitTable(context.WithoutCancel(ctx), c.Ident, reqs, updates)
 	if err != nil {
+		// The catalog may have applied a commit it answered with a failure (an
+		// answer lost on the way, a server whose own retry then reports a
+		// conflict): when the table now holds this commit's snapshot, it
+		// landed, and its files are the table's, not leftovers.
+		if t := c.landed(ctx, updates); t != nil {
+			return t, nil
+		}
 		if !errors.Is(err, errs.ErrCommitStateUnknown) {
 			c.removeStaged(ctx, props, location, updates, kept)
 		}
@@ -121,6 +129,32 @@ func (c *Committer) Publish(ctx context.Context, props map[string]string, locati
 		return c.Cat.WriteFS(ctx, meta.Properties(), meta.Location())
 	}
 	return table.New(c.Ident, meta, loc, fsF, c.Cat), nil
+}
+
+// landed returns the table when it holds a snapshot that updates add (by
+// id: ids are random per staged snapshot); nil when it does not, when
+// updates add none, or when the table cannot be loaded.
+func (c *Committer) landed(ctx context.Context, updates []table.Update) *table.Table {
+	var ids []int64
+	for _, u := range updates {
+		if sn, ok := catalog.AddedSnapshot(u); ok {
+			ids = append(ids, sn.SnapshotID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	t, err := c.Cat.LoadTable(context.WithoutCancel(ctx), c.Ident)
+	if err != nil {
+		return nil
+	}
+	for _, id := range ids {
+		if t.Metadata().SnapshotByID(id) == nil {
+			return nil
+		}
+	}
+	c.landedID = ids[len(ids)-1]
+	return t
 }
 
 // removeStaged deletes the manifest list and the new manifests of the

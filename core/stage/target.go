@@ -31,6 +31,10 @@ type Committer struct {
 	ID     request.Identifier
 	Ident  table.Identifier
 	Target Target
+	// landedID is the snapshot of the last Publish whose commit landed
+	// although the catalog answered with a failure (0: none); the table
+	// Publish returned then may hold later commits above it.
+	landedID int64
 }
 
 // Target is the branch a write commits to, and how.
@@ -81,6 +85,11 @@ func (c *Committer) Head(m table.Metadata) *table.Snapshot {
 // branch's head, or for a staged write its newest snapshot with its wap.id.
 func (c *Committer) Committed(t *table.Table) *table.Snapshot {
 	m := t.Metadata()
+	if c.landedID != 0 {
+		if sn := m.SnapshotByID(c.landedID); sn != nil {
+			return sn
+		}
+	}
 	if !c.Target.Stage {
 		return m.SnapshotByName(c.BranchName())
 	}

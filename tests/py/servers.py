@@ -271,6 +271,10 @@ class RecordingProxy:
     statuses: list[tuple[str, str, int]] = field(default_factory=list)
     #: Called with (method, path, status) once the upstream has answered, before the client hears it.
     on_reply: Any = None
+    #: Lost answers: the next commits that the upstream accepts (200) are answered with these
+    #: statuses instead, in order (409: "CommitFailedException", 5xx: a server error), so the
+    #: client hears a failure for a commit that landed.
+    misreport_commits: list[int] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _held: int = 0
     _cv: threading.Condition = field(default_factory=threading.Condition)
@@ -326,6 +330,13 @@ class RecordingProxy:
                 proxy.statuses.append((self.command, self.path, rsp.status))
                 if proxy.on_reply is not None:
                     proxy.on_reply(self.command, self.path, rsp.status)
+                if rsp.status == 200 and proxy.is_commit(self.command, self.path):
+                    with proxy._cv:
+                        lie = proxy.misreport_commits.pop(0) if proxy.misreport_commits else None
+                    if lie is not None:
+                        conn.close()
+                        kind = "CommitFailedException" if lie == 409 else "ServiceFailureException"
+                        return self._reply(lie, {"error": {"message": "answer lost by the test proxy", "type": kind, "code": lie}})
                 self.send_response(rsp.status)
                 for k, v in rsp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length", "content-encoding"):

@@ -547,6 +547,46 @@ def test_rest_concurrent_appends_retry_the_409(kind: str, tmp_path: Path, s3_ser
         assert {f.name for f in meta_dir.glob("*.avro")} == live
 
 
+@pytest.mark.parametrize("lie", [409, 500, 503], ids=["409", "500", "503"])
+@pytest.mark.parametrize("op", ["append", "delete"])
+def test_rest_commit_that_landed_but_heard_failure(
+    lie: int, op: str, tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str
+) -> None:
+    """The server applies the commit but the client hears a failure (a lost answer, or a server
+    whose own retry reports a conflict for a commit it applied). The client must see that its
+    snapshot is in the table: the write succeeds with that snapshot, nothing is applied twice,
+    and no file of the committed snapshot is removed as if it had failed."""
+    props = catalog_props("rest-local", tmp_path, s3_server, rest_server, unique)
+    ident, name = f"{unique}.t", f"{CAT}.{unique}.t"
+    ig.configure(catalogs={CAT: props})
+    base = rows(range(40))
+    ig.writeTo(base, name).partitionedBy("p").tableProperty("write.delete.mode", "merge-on-read").create()
+    proxy = RecordingProxy(rest_server.uri, misreport_commits=[lie])
+    proxy.start()
+    try:
+        ig.configure(catalogs={CAT: props | {"uri": proxy.uri}})
+        if op == "append":
+            r = ig.writeTo(rows(range(100, 130), seed=1), name).append()
+            want = pa.concat_tables([base, rows(range(100, 130), seed=1)])
+        else:
+            r = ig.table(name).delete("id < 10")
+            want = base.filter(pc.greater_equal(base["id"], 10))
+    finally:
+        proxy.stop()
+        ig.configure(catalogs={CAT: props})
+    assert proxy.misreport_commits == [], "the proxy never misreported a commit"
+    pcat = pyiceberg_catalog(props)
+    t = pcat.load_table(ident)
+    snaps = t.metadata.snapshots
+    assert len(snaps) == 2, f"one snapshot for the write, got {[s.summary.operation for s in snaps]}"
+    assert r.snapshot_id == snaps[1].snapshot_id
+    check(pcat, ident, True, want)
+    # Every snapshot's manifest list and manifests are still there.
+    for s in snaps:
+        for m in s.manifests(t.io):
+            assert Path(m.manifest_path.removeprefix("file:")).exists()
+
+
 def test_rest_serializable_delete_against_concurrent_append(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
     """Copy-on-write delete vs an append of matching rows: the delete fails with CommitConflictError, nothing lost."""
     props = catalog_props("rest-local", tmp_path, s3_server, rest_server, unique)
