@@ -1,0 +1,575 @@
+package rowlevel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
+	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
+	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
+	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
+	"github.com/pyiceberg-go/pyiceberg-go/core/write"
+)
+
+// RewriteResult is what rewrite_data_files did: Spark's result columns,
+// and the snapshots it committed (none when nothing needed rewriting).
+type RewriteResult struct {
+	Table                   string  `json:"table"`
+	RewrittenDataFilesCount int     `json:"rewritten_data_files_count"`
+	AddedDataFilesCount     int     `json:"added_data_files_count"`
+	RewrittenBytesCount     int64   `json:"rewritten_bytes_count"`
+	FailedDataFilesCount    int     `json:"failed_data_files_count"`
+	RemovedDeleteFilesCount int     `json:"removed_delete_files_count"`
+	SnapshotIDs             []int64 `json:"snapshot_ids"`
+}
+
+// compaction is the state of one rewrite_data_files.
+type compaction struct {
+	w     *writer
+	p     *write.Plan // the plan the new files are written with
+	opts  rewriteOptions
+	where *expr.Expr
+	start *table.Snapshot
+}
+
+// fileGroup is data files of one partition rewritten together, and what
+// they became.
+type fileGroup struct {
+	tasks []table.FileScanTask
+	bytes int64
+	out   write.Written
+	err   error
+}
+
+// RewriteDataFiles compacts the data files of t as Spark's
+// rewrite_data_files procedure: files are planned by Iceberg Java's
+// bin-packing planner (per partition of the current spec; files of older
+// specs together), read with their delete files applied, written again
+// (sorted by the sort strategy's order) and committed as one "replace"
+// snapshot, or one per batch of groups with partial progress. p is the
+// append plan of the table.
+func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *table.Table) (*RewriteResult, error) {
+	w := &writer{Writer: ww}
+	rw := w.Req.Rewrite
+	res := &RewriteResult{Table: w.ID.String(), SnapshotIDs: []int64{}}
+	opts, err := parseRewriteOptions(rw.Options, p.Props, rw.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	if opts.outputSpecID != nil && *opts.outputSpecID != p.Spec.ID() {
+		if t.Metadata().PartitionSpecByID(*opts.outputSpecID) == nil {
+			return nil, fmt.Errorf("%w: Cannot use output spec id %d because the table does not contain a reference to this spec-id", errs.ErrInvalidArgument, *opts.outputSpecID)
+		}
+		return nil, fmt.Errorf("%w: output-spec-id %d: files are rewritten into the current spec %d only", errs.ErrNotSupported, *opts.outputSpecID, p.Spec.ID())
+	}
+	c := &compaction{w: w, opts: opts}
+	if strings.TrimSpace(rw.Where) != "" {
+		f, err := expr.Compile(rw.Where, p.Schema, expr.InZone(p.Eff.Zone))
+		if err != nil {
+			return nil, fmt.Errorf("rewrite_data_files where %q: %w", rw.Where, err)
+		}
+		if !f.IsPredicate() {
+			return nil, fmt.Errorf("%w: rewrite_data_files where %q is not a boolean expression (it is %s)", errs.ErrValidation, rw.Where, f.Type())
+		}
+		c.where = f
+	}
+	order, tableOrder, err := rewriteOrder(rw, w.ID.String(), t, p.Schema)
+	if err != nil {
+		return nil, err
+	}
+	if c.p, err = w.RewritePlan(p, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, order, tableOrder); err != nil {
+		return nil, err
+	}
+	if c.start, err = w.StartSnapshot(t, p); err != nil || c.start == nil {
+		return res, err
+	}
+	groups, err := c.plan(ctx, t)
+	if err != nil || len(groups) == 0 {
+		return res, err
+	}
+	c.rewrite(ctx, t, groups)
+	if err := ctx.Err(); err != nil {
+		c.cleanup(ctx, groups)
+		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+	}
+	if !opts.partialProgress {
+		for _, g := range groups {
+			if g.err != nil {
+				c.cleanup(ctx, groups)
+				return nil, g.err
+			}
+		}
+		return res, c.commitBatch(ctx, groups, res)
+	}
+	// Partial progress: groups committed in up to max-commits batches;
+	// the files of a group that failed, or of a batch whose commit
+	// failed, are counted as failed (RewriteDataFilesSparkAction).
+	var done []*fileGroup
+	for _, g := range groups {
+		if g.err != nil {
+			res.FailedDataFilesCount += len(g.tasks)
+			continue
+		}
+		done = append(done, g)
+	}
+	size := (len(done) + opts.maxCommits - 1) / max(1, opts.maxCommits)
+	failedCommits := 0
+	var lastErr error
+	for start := 0; start < len(done); start += size {
+		batch := done[start:min(start+size, len(done))]
+		if err := c.commitBatch(ctx, batch, res); err != nil {
+			if errors.Is(err, errs.ErrCommitStateUnknown) {
+				return nil, err
+			}
+			failedCommits++
+			lastErr = err
+			for _, g := range batch {
+				res.FailedDataFilesCount += len(g.tasks)
+			}
+		}
+	}
+	if failedCommits > opts.maxFailedCommits {
+		return nil, fmt.Errorf("%d rewrite commits failed, more than %s=%d; the last error: %w", failedCommits, optPartialFailed, opts.maxFailedCommits, lastErr)
+	}
+	return res, nil
+}
+
+// rewriteOrder is the order the rewritten files are sorted in: none for
+// binpack (beyond the table's own, which every write applies), the given
+// or the table's order for sort. tableOrder says whether it is one of the
+// table's sort orders.
+func rewriteOrder(rw *request.Rewrite, name string, t *table.Table, sc *iceberg.Schema) (table.SortOrder, bool, error) {
+	m := t.Metadata()
+	if rw.Strategy != request.StrategySort {
+		return m.SortOrder(), true, nil
+	}
+	text := strings.TrimSpace(rw.SortOrder)
+	if text == "" {
+		if m.SortOrder().IsUnsorted() {
+			return table.SortOrder{}, false, fmt.Errorf("%w: Cannot sort data without a valid sort order, table '%s' is unsorted and no sort order is provided", errs.ErrInvalidArgument, name)
+		}
+		return m.SortOrder(), true, nil
+	}
+	if strings.HasPrefix(strings.ToLower(text), "zorder") {
+		return table.SortOrder{}, false, fmt.Errorf("%w: rewrite_data_files sort_order %q: z-order is not supported yet", errs.ErrNotSupported, text)
+	}
+	order, err := layout.ParseOrder(splitTerms(text), sc)
+	if err != nil {
+		return table.SortOrder{}, false, err
+	}
+	want := strings.Join(layout.Describe(order, sc), ",")
+	for _, so := range m.SortOrders() {
+		if !so.IsUnsorted() && strings.Join(layout.Describe(so, sc), ",") == want {
+			return so, true, nil
+		}
+	}
+	return order, false, nil
+}
+
+// splitTerms splits Spark's sort order text at the commas outside
+// parentheses and backquotes.
+func splitTerms(s string) []string {
+	var out []string
+	depth, quoted, from := 0, false, 0
+	for i, r := range s {
+		switch {
+		case r == '`':
+			quoted = !quoted
+		case quoted:
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+		case r == ',' && depth == 0:
+			out = append(out, s[from:i])
+			from = i + 1
+		}
+	}
+	return append(out, s[from:])
+}
+
+// plan returns the groups of files to rewrite, in the order Java's planner
+// and rewrite-job-order give them.
+func (c *compaction) plan(ctx context.Context, t *table.Table) ([]*fileGroup, error) {
+	meta := t.Metadata()
+	var filter iceberg.BooleanExpression = iceberg.AlwaysTrue{}
+	if c.where != nil {
+		filter = planFilter(ctx, c.where.Iceberg(), t, c.start)
+	}
+	tasks, err := t.Scan(table.WithSnapshotID(c.start.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, c.w.ID, err)
+	}
+	cur := c.p.Spec
+	byPartition := map[string][]table.FileScanTask{}
+	seen := map[string]bool{}
+	for _, task := range tasks {
+		df := task.File
+		if seen[df.FilePath()] {
+			continue
+		}
+		seen[df.FilePath()] = true
+		spec := meta.PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return nil, fmt.Errorf("%w: data file %s has unknown partition spec %d", errs.ErrValidation, df.FilePath(), df.SpecID())
+		}
+		if c.where != nil && !c.where.MightMatch(df, *spec) {
+			continue
+		}
+		task.Start, task.Length, task.Residual = 0, df.FileSizeBytes(), nil
+		// Files of another spec may hold rows of several partitions of
+		// the current one: they go together, under the empty partition
+		// (BinPackRewriteFilePlanner.groupByPartition).
+		key := partitionKey(cur, nil)
+		if int(df.SpecID()) == cur.ID() {
+			key = partitionKey(cur, df.Partition())
+		}
+		byPartition[key] = append(byPartition[key], task)
+	}
+	keys := make([]string, 0, len(byPartition))
+	for k := range byPartition {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	o := c.opts
+	var groups []*fileGroup
+	files := 0
+	for _, k := range keys {
+		for _, g := range c.planPartition(byPartition[k]) {
+			// max-files-to-rewrite cuts the groups, in plan order.
+			if o.maxFilesToRewrite > 0 {
+				if files >= o.maxFilesToRewrite {
+					break
+				}
+				if n := o.maxFilesToRewrite - files; len(g.tasks) > n {
+					g.tasks = g.tasks[:n]
+				}
+				files += len(g.tasks)
+			}
+			groups = append(groups, g)
+		}
+	}
+	switch o.jobOrder {
+	case "bytes-asc":
+		slices.SortStableFunc(groups, func(a, b *fileGroup) int { return cmpInt(a.bytes, b.bytes) })
+	case "bytes-desc":
+		slices.SortStableFunc(groups, func(a, b *fileGroup) int { return cmpInt(b.bytes, a.bytes) })
+	case "files-asc":
+		slices.SortStableFunc(groups, func(a, b *fileGroup) int { return len(a.tasks) - len(b.tasks) })
+	case "files-desc":
+		slices.SortStableFunc(groups, func(a, b *fileGroup) int { return len(b.tasks) - len(a.tasks) })
+	}
+	var out []*fileGroup
+	var total int64
+	for _, g := range groups {
+		if g.bytes+total <= o.maxBytesToRewrite {
+			out = append(out, g)
+			total += g.bytes
+		}
+	}
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// planPartition is SizeBasedFileRewritePlanner.planFileGroups for the
+// files of one partition: the files worth rewriting (wrong size, too many
+// deletes), bin-packed into groups of at most max-file-group-size-bytes,
+// kept when a group is worth rewriting.
+func (c *compaction) planPartition(tasks []table.FileScanTask) []*fileGroup {
+	o := c.opts
+	var pick []table.FileScanTask
+	for _, t := range tasks {
+		if o.rewriteAll || t.Length < o.minSize || t.Length > o.maxSize || c.tooManyDeletes(t) || c.tooHighDeleteRatio(t) {
+			pick = append(pick, t)
+		}
+	}
+	// BinPacking.ListPacker with lookback 1: one open bin; an item that
+	// does not fit closes it.
+	var groups []*fileGroup
+	var open *fileGroup
+	for _, t := range pick {
+		if open != nil && open.bytes+t.Length > o.maxGroupSize {
+			groups = append(groups, open)
+			open = nil
+		}
+		if open == nil {
+			open = &fileGroup{}
+		}
+		open.tasks = append(open.tasks, t)
+		open.bytes += t.Length
+	}
+	if open != nil {
+		groups = append(groups, open)
+	}
+	if o.rewriteAll {
+		return groups
+	}
+	var out []*fileGroup
+	for _, g := range groups {
+		n := len(g.tasks)
+		keep := n > 1 && n >= o.minInputFiles || n > 1 && g.bytes > o.target || g.bytes > o.maxSize
+		for _, t := range g.tasks {
+			keep = keep || c.tooManyDeletes(t) || c.tooHighDeleteRatio(t)
+		}
+		if keep {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func taskDeletes(t table.FileScanTask) []iceberg.DataFile {
+	out := append([]iceberg.DataFile{}, t.DeleteFiles...)
+	out = append(out, t.EqualityDeleteFiles...)
+	return append(out, t.DeletionVectorFiles...)
+}
+
+func (c *compaction) tooManyDeletes(t table.FileScanTask) bool {
+	return len(taskDeletes(t)) > 0 && len(taskDeletes(t)) >= c.opts.deleteFileThreshold
+}
+
+// tooHighDeleteRatio: the rows file-scoped delete files remove are at
+// least delete-ratio-threshold of the file's.
+func (c *compaction) tooHighDeleteRatio(t table.FileScanTask) bool {
+	dels := taskDeletes(t)
+	if len(dels) == 0 || t.File.Count() == 0 {
+		return false
+	}
+	var known int64
+	for _, d := range dels {
+		if fileScoped(d) {
+			known += d.Count()
+		}
+	}
+	return float64(min(known, t.File.Count()))/float64(t.File.Count()) >= c.opts.deleteRatioThreshold
+}
+
+// fileScoped reports whether delete file d applies to one data file only
+// (Java's ContentFileUtil.isFileScoped).
+func fileScoped(d iceberg.DataFile) bool {
+	if ref := d.ReferencedDataFile(); ref != nil && *ref != "" {
+		return true
+	}
+	if d.ContentType() != iceberg.EntryContentPosDeletes {
+		return false
+	}
+	lo, hi := d.LowerBoundValues()[posDeleteFilePathID], d.UpperBoundValues()[posDeleteFilePathID]
+	return lo != nil && string(lo) == string(hi)
+}
+
+// rewrite rewrites the groups, up to max-concurrent-file-group-rewrites at
+// once; each group's error is kept in it.
+func (c *compaction) rewrite(ctx context.Context, t *table.Table, groups []*fileGroup) {
+	limit := min(c.opts.maxConcurrent, write.Workers(), len(groups))
+	sem := make(chan struct{}, limit)
+	spread := write.RewriteSpread(limit)
+	_ = forEach(ctx, len(groups), func(ctx context.Context, i int) error {
+		sem <- struct{}{}
+		defer func() { <-sem }()
+		g := groups[i]
+		g.out, g.err = c.rewriteGroup(ctx, t, g, spread)
+		if g.err != nil && !c.opts.partialProgress {
+			return g.err // stops the others
+		}
+		return nil
+	})
+}
+
+// rewriteGroup reads the group's files one after another, their delete
+// files applied, into one write of the current spec.
+func (c *compaction) rewriteGroup(ctx context.Context, t *table.Table, g *fileGroup, spread int) (write.Written, error) {
+	first := g.tasks[0]
+	sch, batches, err := readTask(ctx, t, c.start, first, write.RewriteBatchRows)
+	if err != nil {
+		return write.Written{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, first.File.FilePath(), err)
+	}
+	all := func(yield func(arrow.RecordBatch, error) bool) {
+		for i, task := range g.tasks {
+			if i > 0 {
+				var err error
+				if _, batches, err = readTask(ctx, t, c.start, task, write.RewriteBatchRows); err != nil {
+					yield(nil, fmt.Errorf("reading %s: %w", task.File.FilePath(), err))
+					return
+				}
+			}
+			for rec, err := range batches {
+				if !yield(rec, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
+	wr, _, err := write.RewriteStream(sch, all, "the files of a rewrite group",
+		func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
+			rec.Retain()
+			return []arrow.RecordBatch{rec}, true, nil
+		},
+		func(r array.RecordReader) (write.Written, error) { return c.w.WriteFiles(ctx, c.p, r, spread) })
+	return wr, err
+}
+
+// cleanup deletes the files the groups wrote.
+func (c *compaction) cleanup(ctx context.Context, groups []*fileGroup) {
+	for _, g := range groups {
+		c.w.DeleteFiles(context.WithoutCancel(ctx), c.p, g.out.Paths)
+	}
+}
+
+// commitBatch commits the rewrite of groups as one "replace" snapshot on
+// the branch's head, checking what was committed since the start: a
+// rewritten file removed, or rows of one deleted, is a final conflict; an
+// append is kept (the commit is staged again on the new head).
+func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *RewriteResult) error {
+	w, p := c.w, c.p
+	var remove []iceberg.DataFile
+	var add write.Written
+	rewritten := map[string]bool{}
+	var bytes int64
+	for _, g := range groups {
+		for _, t := range g.tasks {
+			remove = append(remove, t.File)
+			rewritten[t.File.FilePath()] = true
+			bytes += t.File.FileSizeBytes()
+		}
+		add.Files = append(add.Files, g.out.Files...)
+		add.Paths = append(add.Paths, g.out.Paths...)
+		add.Rows += g.out.Rows
+		add.Bytes += g.out.Bytes
+	}
+	var seq *int64
+	if c.opts.useStartingSeq && c.start.SequenceNumber > 0 {
+		seq = &c.start.SequenceNumber
+	}
+	retry, err := w.RetryPolicy(p.Props)
+	if err != nil {
+		w.DeleteFiles(ctx, p, add.Paths)
+		return err
+	}
+	w.testDelay()
+	var (
+		committed      *table.Table
+		removedDeletes int
+	)
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		head, err := w.Cat.LoadTable(ctx, w.Ident)
+		if err != nil {
+			return err
+		}
+		if err := write.CheckSchemaUnchanged(head.Metadata(), p); err != nil {
+			return err
+		}
+		sc := scope{name: "the rewritten files", rewritten: rewritten, eqDeletesApply: seq != nil}
+		if err := w.validateIsolation(ctx, head, c.start, write.IsolationNone, sc); err != nil {
+			return err
+		}
+		reqs, updates, n, err := w.stageRewrite(ctx, p, head.Metadata(), head.MetadataLocation(), remove, add, seq)
+		if err != nil {
+			return err
+		}
+		removedDeletes = n
+		committed, err = w.Publish(ctx, p, reqs, updates)
+		return err
+	})
+	if err != nil {
+		if !errors.Is(err, errs.ErrCommitStateUnknown) {
+			w.DeleteFiles(context.WithoutCancel(ctx), p, add.Paths)
+		}
+		return catalog.MapErr(err, w.ID)
+	}
+	res.RewrittenDataFilesCount += len(remove)
+	res.AddedDataFilesCount += len(add.Files)
+	res.RewrittenBytesCount += bytes
+	res.RemovedDeleteFilesCount += removedDeletes
+	if sn := w.Committed(committed); sn != nil {
+		res.SnapshotIDs = append(res.SnapshotIDs, sn.SnapshotID)
+	}
+	return nil
+}
+
+// stageRewrite stages a "replace" snapshot on base removing the data files
+// remove (and the delete files scoped to them only: their rows were
+// applied) and adding add's, with data sequence number seq when not nil
+// (Java's RewriteFiles.dataSequenceNumber). n is the delete files removed.
+func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Metadata, baseLoc string, remove []iceberg.DataFile, add write.Written, seq *int64) (reqs []table.Requirement, updates []table.Update, n int, err error) {
+	st, err := w.Stage(p, base, baseLoc, add)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	dangling, err := deletesOnlyFor(ctx, st.Table, w.Head(base), remove, nil)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rb := st.Tx.NewRewrite(w.SnapshotProps(p))
+	for _, df := range remove {
+		rb.DeleteFile(df)
+	}
+	for _, df := range st.Files {
+		rb.AddDataFile(df)
+	}
+	dvs := 0
+	for _, d := range dangling {
+		rb.DeleteFile(d)
+		if table.IsDeletionVector(d) {
+			dvs++
+		}
+	}
+	if seq != nil {
+		rb.DataSequenceNumber(*seq)
+	}
+	if err := rb.Commit(ctx); err != nil {
+		return nil, nil, 0, stage.StagingErr(err)
+	}
+	hadMapping := base.NameMapping() != nil
+	reqs, updates, err = st.Finish(ctx, func(u []table.Update) []table.Update {
+		if !hadMapping {
+			u = dropNameMapping(u)
+		}
+		return countDVs(retitle(u, table.OpReplace, nil), 0, dvs)
+	})
+	return reqs, updates, len(dangling), err
+}
+
+// dropNameMapping removes the name mapping iceberg-go's rewrite builder
+// sets on a table without one: our files carry field ids, and every other
+// write of ours leaves the property alone.
+func dropNameMapping(updates []table.Update) []table.Update {
+	out := updates[:0:0]
+	for _, u := range updates {
+		if u.Action() == table.UpdateSetProperties {
+			var doc struct {
+				Updates map[string]string `json:"updates"`
+			}
+			if b, err := json.Marshal(u); err == nil && json.Unmarshal(b, &doc) == nil {
+				if _, ok := doc.Updates[table.DefaultNameMappingKey]; ok && len(doc.Updates) == 1 {
+					continue
+				}
+			}
+		}
+		out = append(out, u)
+	}
+	return out
+}
