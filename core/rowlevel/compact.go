@@ -470,10 +470,7 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 		return err
 	}
 	w.testDelay()
-	var (
-		committed      *table.Table
-		removedDeletes int
-	)
+	var committed *table.Table
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
 		head, err := w.Cat.LoadTable(ctx, w.Ident)
 		if err != nil {
@@ -486,11 +483,10 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 		if err := w.validateIsolation(ctx, head, c.start, write.IsolationNone, sc); err != nil {
 			return err
 		}
-		reqs, updates, n, err := w.stageRewrite(ctx, p, head.Metadata(), head.MetadataLocation(), remove, add, seq)
+		reqs, updates, err := w.stageRewrite(ctx, p, head.Metadata(), head.MetadataLocation(), remove, add, seq)
 		if err != nil {
 			return err
 		}
-		removedDeletes = n
 		committed, err = w.Publish(ctx, p, reqs, updates)
 		return err
 	})
@@ -503,7 +499,6 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 	res.RewrittenDataFilesCount += len(remove)
 	res.AddedDataFilesCount += len(add.Files)
 	res.RewrittenBytesCount += bytes
-	res.RemovedDeleteFilesCount += removedDeletes
 	if sn := w.Committed(committed); sn != nil {
 		res.SnapshotIDs = append(res.SnapshotIDs, sn.SnapshotID)
 	}
@@ -513,15 +508,17 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 // stageRewrite stages a "replace" snapshot on base removing the data files
 // remove (and the delete files scoped to them only: their rows were
 // applied) and adding add's, with data sequence number seq when not nil
-// (Java's RewriteFiles.dataSequenceNumber). n is the delete files removed.
-func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Metadata, baseLoc string, remove []iceberg.DataFile, add write.Written, seq *int64) (reqs []table.Requirement, updates []table.Update, n int, err error) {
+// (Java's RewriteFiles.dataSequenceNumber). Like Spark's rewrite commit,
+// it does not count the delete files it drops in removed_delete_files_count
+// (the snapshot summary does).
+func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Metadata, baseLoc string, remove []iceberg.DataFile, add write.Written, seq *int64) ([]table.Requirement, []table.Update, error) {
 	st, err := w.Stage(p, base, baseLoc, add)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
 	dangling, err := deletesOnlyFor(ctx, st.Table, w.Head(base), remove, nil)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, err
 	}
 	rb := st.Tx.NewRewrite(w.SnapshotProps(p))
 	for _, df := range remove {
@@ -541,16 +538,15 @@ func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Met
 		rb.DataSequenceNumber(*seq)
 	}
 	if err := rb.Commit(ctx); err != nil {
-		return nil, nil, 0, stage.StagingErr(err)
+		return nil, nil, stage.StagingErr(err)
 	}
 	hadMapping := base.NameMapping() != nil
-	reqs, updates, err = st.Finish(ctx, func(u []table.Update) []table.Update {
+	return st.Finish(ctx, func(u []table.Update) []table.Update {
 		if !hadMapping {
 			u = dropNameMapping(u)
 		}
 		return countDVs(retitle(u, table.OpReplace, nil), 0, dvs)
 	})
-	return reqs, updates, len(dangling), err
 }
 
 // dropNameMapping removes the name mapping iceberg-go's rewrite builder
