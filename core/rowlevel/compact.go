@@ -114,7 +114,10 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 				return nil, g.err
 			}
 		}
-		return res, c.commitBatch(ctx, groups, res)
+		if err := c.commitBatch(ctx, groups, res); err != nil {
+			return nil, err
+		}
+		return c.finish(ctx, res)
 	}
 	// Partial progress: groups committed in up to max-commits batches;
 	// the files of a group that failed, or of a batch whose commit
@@ -146,6 +149,22 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if failedCommits > opts.maxFailedCommits {
 		return nil, fmt.Errorf("%d rewrite commits failed, more than %s=%d; the last error: %w", failedCommits, optPartialFailed, opts.maxFailedCommits, lastErr)
 	}
+	return c.finish(ctx, res)
+}
+
+// finish runs what follows the rewrite commits: with remove-dangling-deletes,
+// the removal of the delete files nothing live needs any more, counted in
+// removed_delete_files_count (RewriteDataFilesSparkAction runs it only
+// when something was rewritten).
+func (c *compaction) finish(ctx context.Context, res *RewriteResult) (*RewriteResult, error) {
+	if !c.opts.removeDanglingDeletes || len(res.SnapshotIDs) == 0 {
+		return res, nil
+	}
+	n, err := c.removeDanglingDeletes(ctx, res)
+	if err != nil {
+		return nil, err
+	}
+	res.RemovedDeleteFilesCount += n
 	return res, nil
 }
 
@@ -568,4 +587,134 @@ func dropNameMapping(updates []table.Update) []table.Update {
 		out = append(out, u)
 	}
 	return out
+}
+
+// removeDanglingDeletes removes, in a snapshot of its own, the delete
+// files of the head that can no longer apply to any live data file, as
+// Java's RemoveDanglingDeleteFiles (remove-dangling-deletes): those of a
+// partition (spec and tuple) without live data files, position deletes
+// older than every data file of their partition, equality deletes not
+// newer than all of them, and deletion vectors of a data file that is
+// gone. It returns how many it removed.
+func (c *compaction) removeDanglingDeletes(ctx context.Context, res *RewriteResult) (int, error) {
+	w, p := c.w, c.p
+	retry, err := w.RetryPolicy(p.Props)
+	if err != nil {
+		return 0, err
+	}
+	var (
+		committed *table.Table
+		removed   int
+	)
+	err = commit.Do(ctx, retry, func(ctx context.Context) error {
+		head, err := w.Cat.LoadTable(ctx, w.Ident)
+		if err != nil {
+			return err
+		}
+		dangling, err := danglingDeletes(ctx, head, w.Head(head.Metadata()))
+		if err != nil || len(dangling) == 0 {
+			removed, committed = 0, nil
+			return err
+		}
+		st, err := w.Open(head.Metadata(), head.MetadataLocation(), nil, nil)
+		if err != nil {
+			return err
+		}
+		rb := st.Tx.NewRewrite(w.SnapshotProps(p))
+		dvs := 0
+		for _, d := range dangling {
+			rb.DeleteFile(d)
+			if table.IsDeletionVector(d) {
+				dvs++
+			}
+		}
+		if err := rb.Commit(ctx); err != nil {
+			return stage.StagingErr(err)
+		}
+		hadMapping := head.Metadata().NameMapping() != nil
+		reqs, updates, err := st.Finish(ctx, func(u []table.Update) []table.Update {
+			if !hadMapping {
+				u = dropNameMapping(u)
+			}
+			return countDVs(retitle(u, table.OpReplace, nil), 0, dvs)
+		})
+		if err != nil {
+			return err
+		}
+		committed, err = w.Publish(ctx, p, reqs, updates)
+		removed = len(dangling)
+		return err
+	})
+	if err != nil {
+		return 0, catalog.MapErr(err, w.ID)
+	}
+	if sn := w.Committed(committed); sn != nil && removed > 0 {
+		res.SnapshotIDs = append(res.SnapshotIDs, sn.SnapshotID)
+	}
+	return removed, nil
+}
+
+// danglingDeletes lists the delete files of snapshot sn that apply to no
+// live data file (removeDanglingDeletes).
+func danglingDeletes(ctx context.Context, t *table.Table, sn *table.Snapshot) ([]iceberg.DataFile, error) {
+	if sn == nil || t.Metadata().Version() < 2 {
+		return nil, nil
+	}
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
+	}
+	manifests, err := sn.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+	}
+	meta := t.Metadata()
+	key := func(df iceberg.DataFile) string {
+		spec := meta.PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return "?" + strconv.Itoa(int(df.SpecID()))
+		}
+		return partitionKey(*spec, df.Partition())
+	}
+	minSeq := map[string]int64{}
+	live := map[string]bool{}
+	type del struct {
+		df  iceberg.DataFile
+		seq int64
+	}
+	var deletes []del
+	for _, m := range manifests {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
+			}
+			df := e.DataFile()
+			if df.ContentType() == iceberg.EntryContentData {
+				k := key(df)
+				if s, ok := minSeq[k]; !ok || e.SequenceNum() < s {
+					minSeq[k] = e.SequenceNum()
+				}
+				live[df.FilePath()] = true
+				continue
+			}
+			deletes = append(deletes, del{df, e.SequenceNum()})
+		}
+	}
+	var out []iceberg.DataFile
+	for _, d := range deletes {
+		if table.IsDeletionVector(d.df) {
+			if ref := d.df.ReferencedDataFile(); ref != nil && !live[*ref] {
+				out = append(out, d.df)
+			}
+			continue
+		}
+		low, ok := minSeq[key(d.df)]
+		switch {
+		case !ok,
+			d.df.ContentType() == iceberg.EntryContentPosDeletes && d.seq < low,
+			d.df.ContentType() == iceberg.EntryContentEqDeletes && d.seq <= low:
+			out = append(out, d.df)
+		}
+	}
+	return out, nil
 }

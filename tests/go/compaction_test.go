@@ -176,6 +176,14 @@ func TestRewriteDataFilesOptionsAndWhere(t *testing.T) {
 	if res.RewrittenDataFilesCount != 9 || res.AddedDataFilesCount != 3 {
 		t.Fatalf("rewrite-all: %+v", res)
 	}
+	// Nothing dangles (the delete files went with their data files): no second snapshot.
+	res, err = rewriteFiles(t, s, "db.t", map[string]any{"options": map[string]string{"rewrite-all": "true", "remove-dangling-deletes": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.SnapshotIDs) != 1 || res.RemovedDeleteFilesCount != 0 {
+		t.Fatalf("remove-dangling-deletes: %+v", res)
+	}
 	// partial progress: one commit per group with max-commits 3.
 	before := snapshotCount(t, s, "db.t")
 	res, err = rewriteFiles(t, s, "db.t", map[string]any{"options": map[string]string{"rewrite-all": "true", "partial-progress.enabled": "true", "partial-progress.max-commits": "3"}})
