@@ -648,7 +648,10 @@ func (c *compaction) removeDanglingDeletes(ctx context.Context, res *RewriteResu
 	if err != nil {
 		return 0, catalog.MapErr(err, w.ID)
 	}
-	if sn := w.Committed(committed); sn != nil && removed > 0 {
+	if removed == 0 {
+		return 0, nil
+	}
+	if sn := w.Committed(committed); sn != nil {
 		res.SnapshotIDs = append(res.SnapshotIDs, sn.SnapshotID)
 	}
 	return removed, nil
