@@ -102,18 +102,14 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if err != nil || len(groups) == 0 {
 		return res, err
 	}
-	c.rewrite(ctx, t, groups)
-	if err := ctx.Err(); err != nil {
+	if err := c.rewrite(ctx, t, groups); err != nil || ctx.Err() != nil {
 		c.cleanup(ctx, groups)
-		return nil, fmt.Errorf("%w: %v", errs.ErrCancelled, err)
+		if err == nil {
+			err = fmt.Errorf("%w: %v", errs.ErrCancelled, ctx.Err())
+		}
+		return nil, err
 	}
 	if !opts.partialProgress {
-		for _, g := range groups {
-			if g.err != nil {
-				c.cleanup(ctx, groups)
-				return nil, g.err
-			}
-		}
 		if err := c.commitBatch(ctx, groups, res); err != nil {
 			return nil, err
 		}
@@ -401,12 +397,13 @@ func fileScoped(d iceberg.DataFile) bool {
 }
 
 // rewrite rewrites the groups, up to max-concurrent-file-group-rewrites at
-// once; each group's error is kept in it.
-func (c *compaction) rewrite(ctx context.Context, t *table.Table, groups []*fileGroup) {
+// once. With partial progress each group's error is kept in it; otherwise
+// the first error stops the others and is returned.
+func (c *compaction) rewrite(ctx context.Context, t *table.Table, groups []*fileGroup) error {
 	limit := min(c.opts.maxConcurrent, write.Workers(), len(groups))
 	sem := make(chan struct{}, limit)
 	spread := write.RewriteSpread(limit)
-	_ = forEach(ctx, len(groups), func(ctx context.Context, i int) error {
+	return forEach(ctx, len(groups), func(ctx context.Context, i int) error {
 		sem <- struct{}{}
 		defer func() { <-sem }()
 		g := groups[i]
