@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -522,8 +523,8 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 }
 
 // stageRewrite stages a "replace" snapshot on base removing the data files
-// remove (and the delete files scoped to them only: their rows were
-// applied) and adding add's, with data sequence number seq when not nil
+// remove (and the delete files that applied to them and to no other live
+// data file: their rows were applied; obsoleteDeletes) and adding add's, with data sequence number seq when not nil
 // (Java's RewriteFiles.dataSequenceNumber). Like Spark's rewrite commit,
 // it does not count the delete files it drops in removed_delete_files_count
 // (the snapshot summary does).
@@ -532,7 +533,11 @@ func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Met
 	if err != nil {
 		return nil, nil, err
 	}
-	dangling, err := deletesOnlyFor(ctx, st.Table, w.Head(base), remove, nil)
+	newSeq := int64(math.MaxInt64) // a sequence number above every file's
+	if seq != nil {
+		newSeq = *seq
+	}
+	dangling, err := obsoleteDeletes(ctx, st.Table, w.Head(base), remove, newSeq)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -714,6 +719,102 @@ func danglingDeletes(ctx context.Context, t *table.Table, sn *table.Snapshot) ([
 			d.df.ContentType() == iceberg.EntryContentPosDeletes && d.seq < low,
 			d.df.ContentType() == iceberg.EntryContentEqDeletes && d.seq <= low:
 			out = append(out, d.df)
+		}
+	}
+	return out, nil
+}
+
+// obsoleteDeletes lists the live delete files of snapshot sn that apply to
+// some of the data files removed and to no data file left: deletion vectors
+// and file-scoped position deletes of a removed file; partition-scoped
+// position deletes when every data file of their partition (spec and
+// tuple) they may apply to (not newer) is removed; equality deletes of a
+// partitioned spec when every data file of their partition older than
+// them is removed and the new files, of data sequence number newSeq, are
+// not older either. As Spark 4.1's rewrite
+// commit, which removes them with the files they applied to.
+func obsoleteDeletes(ctx context.Context, t *table.Table, sn *table.Snapshot, removed []iceberg.DataFile, newSeq int64) ([]iceberg.DataFile, error) {
+	if sn == nil || t.Metadata().Version() < 2 || len(removed) == 0 {
+		return nil, nil
+	}
+	gone := map[string]bool{}
+	for _, f := range removed {
+		gone[f.FilePath()] = true
+	}
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
+	}
+	manifests, err := sn.Manifests(fs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+	}
+	meta := t.Metadata()
+	key := func(df iceberg.DataFile) (string, bool) {
+		spec := meta.PartitionSpecByID(int(df.SpecID()))
+		if spec == nil {
+			return "", false
+		}
+		return partitionKey(*spec, df.Partition()), spec.IsUnpartitioned()
+	}
+	type seqs struct{ keptMin, goneMin int64 }
+	byKey := map[string]*seqs{}
+	type del struct {
+		df  iceberg.DataFile
+		seq int64
+	}
+	var deletes []del
+	for _, m := range manifests {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
+			}
+			df := e.DataFile()
+			if df.ContentType() != iceberg.EntryContentData {
+				deletes = append(deletes, del{df, e.SequenceNum()})
+				continue
+			}
+			k, _ := key(df)
+			s := byKey[k]
+			if s == nil {
+				s = &seqs{keptMin: math.MaxInt64, goneMin: math.MaxInt64}
+				byKey[k] = s
+			}
+			if gone[df.FilePath()] {
+				s.goneMin = min(s.goneMin, e.SequenceNum())
+			} else {
+				s.keptMin = min(s.keptMin, e.SequenceNum())
+			}
+		}
+	}
+	var out []iceberg.DataFile
+	for _, d := range deletes {
+		if ref := d.df.ReferencedDataFile(); ref != nil && *ref != "" {
+			if gone[*ref] {
+				out = append(out, d.df)
+			}
+			continue
+		}
+		if fileScoped(d.df) { // a v2 position delete file of one data file
+			if gone[string(d.df.LowerBoundValues()[posDeleteFilePathID])] {
+				out = append(out, d.df)
+			}
+			continue
+		}
+		k, unpartitioned := key(d.df)
+		s := byKey[k]
+		if s == nil || k == "" {
+			continue
+		}
+		switch d.df.ContentType() {
+		case iceberg.EntryContentPosDeletes:
+			if s.goneMin <= d.seq && s.keptMin > d.seq {
+				out = append(out, d.df)
+			}
+		case iceberg.EntryContentEqDeletes:
+			if !unpartitioned && s.goneMin < d.seq && s.keptMin >= d.seq && newSeq >= d.seq {
+				out = append(out, d.df)
+			}
 		}
 	}
 	return out, nil
