@@ -26,8 +26,9 @@ import pyarrow as pa
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import pyiceberg_go as ig  # noqa: E402
-from sparkbench import CATALOG, ensure_spark, jar_names, start_session  # noqa: E402
+from sparkbench import CATALOG, ensure_spark, jar_names, start_session
+
+import pyiceberg_go as ig
 
 
 def spark_jars() -> dict:
@@ -81,8 +82,23 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-compact-"))
     try:
         (work / "wh").mkdir()
-        ig.configure(catalogs={CATALOG: {"type": "sql", "uri": f"sqlite:///{work / 'catalog.db'}", "warehouse": f"file://{work / 'wh'}"}})
-        cases = [("binpack", "", {}), ("sort", ", strategy => 'sort', sort_order => 'amount DESC'", {"strategy": "sort", "sort_order": "amount DESC"})]
+        ig.configure(
+            catalogs={
+                CATALOG: {
+                    "type": "sql",
+                    "uri": f"sqlite:///{work / 'catalog.db'}",
+                    "warehouse": f"file://{work / 'wh'}",
+                }
+            }
+        )
+        cases = [
+            ("binpack", "", {}),
+            (
+                "sort",
+                ", strategy => 'sort', sort_order => 'amount DESC'",
+                {"strategy": "sort", "sort_order": "amount DESC"},
+            ),
+        ]
         for label, _, _ in cases:
             for side in ("spark", "ours"):
                 history(f"bench.{label}_{side}", appends, n)
@@ -91,7 +107,11 @@ def main() -> int:
         print(f"{appends} appends x {n} rows, {os.cpu_count()} cores")
         for label, sql_args, kwargs in cases:
             t0 = time.perf_counter()
-            theirs = spark.sql(f"CALL {CATALOG}.system.rewrite_data_files(table => 'bench.{label}_spark'{sql_args})").collect()[0].asDict()
+            theirs = (
+                spark.sql(f"CALL {CATALOG}.system.rewrite_data_files(table => 'bench.{label}_spark'{sql_args})")
+                .collect()[0]
+                .asDict()
+            )
             spark_s = time.perf_counter() - t0
             t0 = time.perf_counter()
             ours = ig.table(f"{CATALOG}.bench.{label}_ours").rewrite_data_files(**kwargs).counts()
@@ -100,7 +120,8 @@ def main() -> int:
             f_spark, f_ours = files(spark, f"bench.{label}_spark"), files(spark, f"bench.{label}_ours")
             print(
                 f"{label:8s} spark {spark_s:7.2f}s  ours {ours_s:7.2f}s  ratio {ours_s / spark_s:5.2f}  "
-                f"files {f_spark}/{f_ours}  rewritten {theirs['rewritten_data_files_count']}/{ours['rewritten_data_files_count']}  "
+                f"files {f_spark}/{f_ours}  "
+                f"rewritten {theirs['rewritten_data_files_count']}/{ours['rewritten_data_files_count']}  "
                 f"same rows {same_rows}"
             )
             if not same_rows or abs(f_spark - f_ours) > 1:
