@@ -96,12 +96,18 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if c.p, err = w.RewritePlan(p, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, order, tableOrder); err != nil {
 		return nil, err
 	}
-	if c.start, err = w.StartSnapshot(t, p); err != nil || c.start == nil {
-		return res, err
+	if c.start, err = w.StartSnapshot(t, p); err != nil {
+		return nil, err
+	}
+	if c.start == nil { // an empty table
+		return res, nil
 	}
 	groups, err := c.plan(ctx, t)
-	if err != nil || len(groups) == 0 {
-		return res, err
+	if err != nil {
+		return nil, err
+	}
+	if len(groups) == 0 {
+		return res, nil
 	}
 	if err := c.rewrite(ctx, t, groups); err != nil || ctx.Err() != nil {
 		c.cleanup(ctx, groups)
