@@ -234,6 +234,9 @@ func Describe(so table.SortOrder, sc *iceberg.Schema) []string {
 type Sorter struct {
 	order  table.SortOrder
 	schema *iceberg.Schema
+	// zorder are the field ids a z-order sorter orders by (zorder.go);
+	// order is then unsorted.
+	zorder []int
 }
 
 // NewSorter returns a Sorter for so over batches of sc; nil when so is
@@ -261,6 +264,9 @@ func (s *Sorter) OrderID() int { return s.order.OrderID() }
 // Sort returns the rows of recs (one schema) as one batch in the sort
 // order; ties keep their input order. The caller releases the result.
 func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if len(s.zorder) > 0 {
+		return s.sortZ(ctx, recs, mem)
+	}
 	rec, err := Concat(recs, mem)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package layout
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -295,3 +296,36 @@ func TestSorterPlacesNaNAsSpark(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// ZOrderByteUtils' interleaving and ordered bytes, on values worked out by hand.
+func TestZOrderBits(t *testing.T) {
+	if got := interleave([][]byte{{0xFF}, {0x00}}, 2); got[0] != 0xAA || got[1] != 0xAA {
+		t.Fatalf("interleave ff/00: %x", got)
+	}
+	// A shorter column is skipped once exhausted.
+	if got := interleave([][]byte{{0x00, 0xFF}, {0xFF}}, 3); got[0] != 0x55 || got[1] != 0x55 || got[2] != 0xFF {
+		t.Fatalf("interleave 00ff/ff: %x", got)
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{-1, 0, 1}, nil)
+	b.AppendNull()
+	a := b.NewArray()
+	defer a.Release()
+	out := make([]byte, 8)
+	var got []string
+	for i := range a.Len() {
+		if err := orderedBytes(a, i, out); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%x", out))
+	}
+	want := []string{"7fffffffffffffff", "8000000000000000", "8000000000000001", "0000000000000000"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ordered longs %v, want %v", got, want)
+	}
+	s := make([]byte, 8)
+	copyRunes(s, "abcdefgé") // é (2 bytes) does not fit whole
+	if string(s) != "abcdefg\x00" {
+		t.Fatalf("string bytes %q", s)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -89,11 +90,11 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 		}
 		c.where = f
 	}
-	order, tableOrder, err := rewriteOrder(rw, w.ID.String(), t, p.Schema)
+	sorter, tableOrder, err := rewriteSorter(rw, w.ID.String(), t, p.Schema)
 	if err != nil {
 		return nil, err
 	}
-	if c.p, err = w.RewritePlan(p, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, order, tableOrder); err != nil {
+	if c.p, err = w.RewritePlan(p, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, sorter, tableOrder); err != nil {
 		return nil, err
 	}
 	if c.start, err = w.StartSnapshot(t, p); err != nil {
@@ -171,36 +172,44 @@ func (c *compaction) finish(ctx context.Context, res *RewriteResult) (*RewriteRe
 	return res, nil
 }
 
-// rewriteOrder is the order the rewritten files are sorted in: none for
-// binpack (beyond the table's own, which every write applies), the given
-// or the table's order for sort. tableOrder says whether it is one of the
-// table's sort orders.
-func rewriteOrder(rw *request.Rewrite, name string, t *table.Table, sc *iceberg.Schema) (table.SortOrder, bool, error) {
+// zorderRe is Spark's zorder(c1, c2, ...) sort order.
+var zorderRe = regexp.MustCompile(`(?is)^zorder\s*\((.*)\)$`)
+
+// rewriteSorter sorts the rewritten files: by the table's order for
+// binpack (which every write applies; nil when unsorted), by the given or
+// the table's order, or by z-value (zorder(...)), for sort. tableOrder says
+// whether the order is one of the table's sort orders.
+func rewriteSorter(rw *request.Rewrite, name string, t *table.Table, sc *iceberg.Schema) (*layout.Sorter, bool, error) {
 	m := t.Metadata()
-	if rw.Strategy != request.StrategySort {
-		return m.SortOrder(), true, nil
-	}
+	order := m.SortOrder()
 	text := strings.TrimSpace(rw.SortOrder)
-	if text == "" {
+	switch {
+	case rw.Strategy != request.StrategySort:
+	case text == "":
 		if m.SortOrder().IsUnsorted() {
-			return table.SortOrder{}, false, fmt.Errorf("%w: Cannot sort data without a valid sort order, table '%s' is unsorted and no sort order is provided", errs.ErrInvalidArgument, name)
+			return nil, false, fmt.Errorf("%w: Cannot sort data without a valid sort order, table '%s' is unsorted and no sort order is provided", errs.ErrInvalidArgument, name)
 		}
-		return m.SortOrder(), true, nil
-	}
-	if strings.HasPrefix(strings.ToLower(text), "zorder") {
-		return table.SortOrder{}, false, fmt.Errorf("%w: rewrite_data_files sort_order %q: z-order is not supported yet", errs.ErrNotSupported, text)
-	}
-	order, err := layout.ParseOrder(splitTerms(text), sc)
-	if err != nil {
-		return table.SortOrder{}, false, err
-	}
-	want := strings.Join(layout.Describe(order, sc), ",")
-	for _, so := range m.SortOrders() {
-		if !so.IsUnsorted() && strings.Join(layout.Describe(so, sc), ",") == want {
-			return so, true, nil
+	case zorderRe.MatchString(text):
+		s, err := layout.NewZOrderSorter(splitTerms(zorderRe.FindStringSubmatch(text)[1]), sc)
+		return s, false, err
+	default:
+		parsed, err := layout.ParseOrder(splitTerms(text), sc)
+		if err != nil {
+			return nil, false, err
 		}
+		order = parsed
+		want := strings.Join(layout.Describe(parsed, sc), ",")
+		found := false
+		for _, so := range m.SortOrders() {
+			if !so.IsUnsorted() && strings.Join(layout.Describe(so, sc), ",") == want {
+				order, found = so, true
+			}
+		}
+		s, err := layout.NewSorter(order, sc)
+		return s, found, err
 	}
-	return order, false, nil
+	s, err := layout.NewSorter(order, sc)
+	return s, true, err
 }
 
 // splitTerms splits Spark's sort order text at the commas outside

@@ -883,17 +883,14 @@ func (p *Plan) EvolveFor(src *iceberg.Schema, meta table.Metadata) error {
 
 // RewritePlan is p for rewriting rows already in the table (compaction):
 // props are laid over its effective properties (a target file size), and
-// its files are sorted by order (the unsorted order: none); tableOrder says
-// whether order is one of the table's sort orders (else the files record
+// its files are sorted by sorter (nil: not sorted); tableOrder says whether
+// sorter's order is one of the table's sort orders (else the files record
 // sort order 0).
-func (w *Writer) RewritePlan(p *Plan, props map[string]string, order table.SortOrder, tableOrder bool) (*Plan, error) {
-	np := &Plan{Schema: p.Schema, Spec: p.Spec, Location: p.Location, Props: p.Props, Eff: p.Eff, foreignOrder: !tableOrder}
+func (w *Writer) RewritePlan(p *Plan, props map[string]string, sorter *layout.Sorter, tableOrder bool) (*Plan, error) {
+	np := &Plan{Schema: p.Schema, Spec: p.Spec, Location: p.Location, Props: p.Props, Eff: p.Eff, foreignOrder: !tableOrder, sorter: sorter}
 	np.Eff.Props = maps.Clone(p.Eff.Props)
 	maps.Copy(np.Eff.Props, props)
 	var err error
-	if np.sorter, err = layout.NewSorter(order, np.Schema); err != nil {
-		return nil, err
-	}
 	if np.layout, err = layout.Resolve(np.Eff.Props, np.sorter != nil, !np.Spec.IsUnpartitioned()); err != nil {
 		return nil, err
 	}

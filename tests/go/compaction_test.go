@@ -202,8 +202,8 @@ func TestRewriteDataFilesSort(t *testing.T) {
 	want := smallFilesTable(t, s, nil, 6)
 	_, err := rewriteFiles(t, s, "db.t", map[string]any{"strategy": "sort"})
 	wantKind(t, err, errs.ErrInvalidArgument, "Cannot sort data without a valid sort order, table 'local.db.t' is unsorted and no sort order is provided")
-	_, err = rewriteFiles(t, s, "db.t", map[string]any{"sort_order": "zorder(id, name)"})
-	wantKind(t, err, errs.ErrNotSupported, "z-order")
+	_, err = rewriteFiles(t, s, "db.t", map[string]any{"sort_order": "zorder(id, nope)"})
+	wantKind(t, err, errs.ErrValidation, "nope")
 	res, err := rewriteFiles(t, s, "db.t", map[string]any{"sort_order": "name DESC NULLS LAST, id"})
 	if err != nil {
 		t.Fatal(err)
@@ -252,6 +252,27 @@ func TestRewriteDataFilesSort(t *testing.T) {
 		})
 		if !sorted || len(keys) == 0 {
 			t.Fatalf("%s is not sorted by name DESC NULLS LAST, id (%d rows)", df.FilePath(), len(keys))
+		}
+	}
+}
+
+// zorder(...) sorts each file by z-value (the bits checked in core/layout,
+// the order against Spark's in tests/py); no row changes.
+func TestRewriteDataFilesZOrder(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	want := smallFilesTable(t, s, nil, 6)
+	res, err := rewriteFiles(t, s, "db.t", map[string]any{"strategy": "sort", "sort_order": "zorder(id, name)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RewrittenDataFilesCount != 21 || res.AddedDataFilesCount != 3 {
+		t.Fatalf("%+v", res)
+	}
+	equalRows(t, readRows(t, s, "db.t", nil), rowsOf(want))
+	for _, df := range headFiles(t, loadTable(t, s, "db.t")) {
+		if df.SortOrderID() == nil || *df.SortOrderID() != 0 {
+			t.Fatalf("a z-ordered file records sort order %v", df.SortOrderID())
 		}
 	}
 }
