@@ -125,7 +125,11 @@ func orderedBytes(a arrow.Array, i int, out []byte) error {
 	}
 	long := func(v int64) { binary.BigEndian.PutUint64(out, uint64(v)^(1<<63)) }
 	double := func(v float64) {
-		l := int64(math.Float64bits(v))
+		bits := math.Float64bits(v)
+		if math.IsNaN(v) {
+			bits = 0x7ff8000000000000 // Java's doubleToLongBits: one NaN
+		}
+		l := int64(bits)
 		l ^= (l >> 31) | math.MinInt64 // Java shifts by Integer.SIZE - 1
 		binary.BigEndian.PutUint64(out, uint64(l))
 	}
