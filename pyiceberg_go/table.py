@@ -449,8 +449,8 @@ class Table:
 
         ``strategy`` is ``"binpack"`` (the default) or ``"sort"`` (the default when
         ``sort_order`` is given); ``sort_order`` is Spark's text (``"region ASC NULLS FIRST,
-        order_date DESC"``, default the table's sort order). ``where`` (a Spark SQL filter or a
-        :class:`Column`) limits the files considered; ``options`` are the procedure's
+        order_date DESC"``, default the table's sort order; ``"zorder(a, b)"`` for z-order).
+        ``where`` (a Spark SQL filter or a :class:`Column`) limits the files considered; ``options`` are the procedure's
         (``target-file-size-bytes``, ``min-input-files``, ``rewrite-all``, ...). Files of
         older partition specs are rewritten into the current one and delete files are applied.
         A concurrent append is kept; a concurrent delete of a rewritten file's rows raises

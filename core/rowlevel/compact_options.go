@@ -57,6 +57,8 @@ const (
 	optOutputSpecID      = "output-spec-id"
 	optCompressionFactor = "compression-factor"
 	optShufflePerFile    = "shuffle-partitions-per-file"
+	optZVarLength        = "var-length-contribution"
+	optZMaxOutput        = "max-output-size"
 
 	defaultMinInputFiles = 5
 	defaultMaxGroupSize  = 100 << 30
@@ -78,6 +80,7 @@ func parseRewriteOptions(opts, tableProps map[string]string, strategy string) (r
 	}
 	if strategy == request.StrategySort {
 		valid[optCompressionFactor], valid[optShufflePerFile] = true, true
+		valid[optZVarLength], valid[optZMaxOutput] = true, true
 	}
 	var unknown []string
 	for k := range opts {
@@ -124,6 +127,13 @@ func parseRewriteOptions(opts, tableProps map[string]string, strategy string) (r
 	if strategy == request.StrategySort {
 		p.float(optCompressionFactor, 1)
 		p.int(optShufflePerFile, 1)
+		// Only the z-order defaults (8 bytes per string, no cap) are built in.
+		if v := p.int(optZVarLength, 8); v != 8 && p.err == nil {
+			return o, fmt.Errorf("%w: option %s=%d: only the default 8 is supported", errs.ErrNotSupported, optZVarLength, v)
+		}
+		if v := p.int(optZMaxOutput, math.MaxInt32); v != math.MaxInt32 && p.err == nil {
+			return o, fmt.Errorf("%w: option %s=%d: only the default (no limit) is supported", errs.ErrNotSupported, optZMaxOutput, v)
+		}
 	}
 	if p.err != nil {
 		return o, p.err
