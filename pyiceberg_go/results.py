@@ -29,6 +29,7 @@ __all__ = [
     "RefRemoval",
     "RefResult",
     "RemoveOrphanFilesResult",
+    "RewriteDataFilesResult",
     "RewriteManifestsResult",
     "ScanProgress",
     "SnapshotInfo",
@@ -383,3 +384,52 @@ class RewriteManifestsResult:
             added_manifests_count=int(doc.get("added_manifests_count") or 0),
             snapshot_id=None if sid is None else int(sid),
         )
+
+
+@dataclass(frozen=True)
+class RewriteDataFilesResult:
+    """What :meth:`pyiceberg_go.Table.rewrite_data_files` did: Spark's result columns, plus the
+    snapshots it committed (none when nothing needed rewriting).
+
+    Example::
+
+        r = ig.table("local.db.t").rewrite_data_files()
+        print(r.rewritten_data_files_count, r.added_data_files_count, r.counts())
+    """
+
+    table: str
+    rewritten_data_files_count: int
+    added_data_files_count: int
+    rewritten_bytes_count: int
+    failed_data_files_count: int
+    removed_delete_files_count: int
+    snapshot_ids: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> RewriteDataFilesResult:
+        """Build a result from the library's ``rewrite_data_files`` document (docs/abi.md#result).
+
+        Example::
+
+            RewriteDataFilesResult.from_document({"table": "db.t", "rewritten_data_files_count": 4})
+        """
+        counts = {k: int(doc.get(k) or 0) for k in _REWRITE_COUNTS}
+        return cls(table=str(doc.get("table", "")), **counts, snapshot_ids=_ints(doc.get("snapshot_ids")))
+
+    def counts(self) -> dict[str, int]:
+        """Spark's five result columns by name (the row ``CALL ... rewrite_data_files`` returns).
+
+        Example::
+
+            assert ig.table("local.db.t").rewrite_data_files().counts()["failed_data_files_count"] == 0
+        """
+        return {k: int(getattr(self, k)) for k in _REWRITE_COUNTS}
+
+
+_REWRITE_COUNTS = (
+    "rewritten_data_files_count",
+    "added_data_files_count",
+    "rewritten_bytes_count",
+    "failed_data_files_count",
+    "removed_delete_files_count",
+)

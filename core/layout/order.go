@@ -7,6 +7,7 @@ package layout
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -233,6 +234,9 @@ func Describe(so table.SortOrder, sc *iceberg.Schema) []string {
 type Sorter struct {
 	order  table.SortOrder
 	schema *iceberg.Schema
+	// zorder are the field ids a z-order sorter orders by (zorder.go);
+	// order is then unsorted.
+	zorder []int
 }
 
 // NewSorter returns a Sorter for so over batches of sc; nil when so is
@@ -260,6 +264,9 @@ func (s *Sorter) OrderID() int { return s.order.OrderID() }
 // Sort returns the rows of recs (one schema) as one batch in the sort
 // order; ties keep their input order. The caller releases the result.
 func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+	if len(s.zorder) > 0 {
+		return s.sortZ(ctx, recs, mem)
+	}
 	rec, err := Concat(recs, mem)
 	if err != nil {
 		return nil, err
@@ -283,15 +290,24 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, key)
-		fields = append(fields, arrow.Field{Name: fmt.Sprintf("k%d", i), Type: key.DataType(), Nullable: true})
-		k := compute.SortKey{ColumnIndex: i, Order: compute.SortOrderAscending, NullPlacement: compute.SortNullsAtStart}
+		nulls := compute.SortNullsAtStart
+		if f.NullOrder == table.NullsLast {
+			nulls = compute.SortNullsAtEnd
+		}
+		// Arrow places NaN next to the nulls whatever the direction;
+		// Spark orders NaN above every number. A leading key (NaN or
+		// not, null for nulls) puts NaN last ascending, first descending.
+		if rank := nanRank(key, f.Direction == table.SortDESC, mem); rank != nil {
+			fields = append(fields, arrow.Field{Name: fmt.Sprintf("n%d", i), Type: rank.DataType(), Nullable: true})
+			opts = append(opts, compute.SortKey{ColumnIndex: len(keys), Order: compute.SortOrderAscending, NullPlacement: nulls})
+			keys = append(keys, rank)
+		}
+		k := compute.SortKey{ColumnIndex: len(keys), Order: compute.SortOrderAscending, NullPlacement: nulls}
 		if f.Direction == table.SortDESC {
 			k.Order = compute.SortOrderDescending
 		}
-		if f.NullOrder == table.NullsLast {
-			k.NullPlacement = compute.SortNullsAtEnd
-		}
+		keys = append(keys, key)
+		fields = append(fields, arrow.Field{Name: fmt.Sprintf("k%d", i), Type: key.DataType(), Nullable: true})
 		opts = append(opts, k)
 	}
 	keyRec := array.NewRecordBatch(arrow.NewSchema(fields, nil), keys, rec.NumRows())
@@ -315,6 +331,44 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 		return nil, fmt.Errorf("%w: reordering rows by the sort order: %v", errs.ErrNotSupported, err)
 	}
 	return out.(*compute.RecordDatum).Value, nil
+}
+
+// nanRank is, for a float key holding NaN, 0 or 1 per row (NaN rows 1
+// ascending, 0 descending; null for nulls); nil for other keys.
+func nanRank(key arrow.Array, desc bool, mem memory.Allocator) arrow.Array {
+	var isNaN func(i int) bool
+	switch a := key.(type) {
+	case *array.Float64:
+		isNaN = func(i int) bool { return math.IsNaN(a.Value(i)) }
+	case *array.Float32:
+		isNaN = func(i int) bool { return math.IsNaN(float64(a.Value(i))) }
+	default:
+		return nil
+	}
+	found := false
+	for i := range key.Len() {
+		if key.IsValid(i) && isNaN(i) {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil
+	}
+	b := array.NewInt8Builder(mem)
+	defer b.Release()
+	b.Reserve(key.Len())
+	for i := range key.Len() {
+		switch {
+		case key.IsNull(i):
+			b.AppendNull()
+		case isNaN(i) != desc:
+			b.Append(1)
+		default:
+			b.Append(0)
+		}
+	}
+	return b.NewArray()
 }
 
 // Concat joins recs (one schema) into one batch; a single batch is

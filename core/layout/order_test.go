@@ -3,9 +3,12 @@ package layout
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -235,5 +238,94 @@ func TestResolveDefaultsAndFallbacks(t *testing.T) {
 	s, err := Resolve(map[string]string{PropFanout: "true", PropMaxOpenFiles: "7", PropMaxBufferedBytes: "1000"}, false, true)
 	if err != nil || !s.Fanout || s.MaxOpenFiles != 7 || s.MaxBufferedBytes != 1000 {
 		t.Errorf("%+v %v", s, err)
+	}
+}
+
+// NaN sorts above every number, as in Spark: last ascending, first
+// descending, with nulls where the null order puts them.
+func TestSorterPlacesNaNAsSpark(t *testing.T) {
+	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "x", Type: iceberg.PrimitiveTypes.Float64})
+	as := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true, Metadata: fid(1)}}, nil)
+	nan := math.NaN()
+	in := []*float64{ptr(1), ptr(nan), nil, ptr(-2), ptr(nan), ptr(0)}
+	for term, want := range map[string]string{
+		"x ASC NULLS FIRST":  "null -2 0 1 NaN NaN",
+		"x ASC NULLS LAST":   "-2 0 1 NaN NaN null",
+		"x DESC NULLS FIRST": "null NaN NaN 1 0 -2",
+		"x DESC NULLS LAST":  "NaN NaN 1 0 -2 null",
+	} {
+		so, err := ParseOrder([]string{term}, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewSorter(so, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := array.NewFloat64Builder(memory.DefaultAllocator)
+		for _, v := range in {
+			if v == nil {
+				b.AppendNull()
+			} else {
+				b.Append(*v)
+			}
+		}
+		col := b.NewArray()
+		rec := array.NewRecordBatch(as, []arrow.Array{col}, int64(len(in)))
+		out, err := s.Sort(context.Background(), []arrow.RecordBatch{rec}, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		xs := out.Column(0).(*array.Float64)
+		for i := range xs.Len() {
+			if xs.IsNull(i) {
+				got = append(got, "null")
+			} else {
+				got = append(got, strconv.FormatFloat(xs.Value(i), 'g', -1, 64))
+			}
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: %v, want %s", term, got, want)
+		}
+		out.Release()
+		rec.Release()
+		col.Release()
+		b.Release()
+	}
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// ZOrderByteUtils' interleaving and ordered bytes, on values worked out by hand.
+func TestZOrderBits(t *testing.T) {
+	if got := interleave([][]byte{{0xFF}, {0x00}}, 2); got[0] != 0xAA || got[1] != 0xAA {
+		t.Fatalf("interleave ff/00: %x", got)
+	}
+	// A shorter column is skipped once exhausted.
+	if got := interleave([][]byte{{0x00, 0xFF}, {0xFF}}, 3); got[0] != 0x55 || got[1] != 0x55 || got[2] != 0xFF {
+		t.Fatalf("interleave 00ff/ff: %x", got)
+	}
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{-1, 0, 1}, nil)
+	b.AppendNull()
+	a := b.NewArray()
+	defer a.Release()
+	out := make([]byte, 8)
+	var got []string
+	for i := range a.Len() {
+		if err := orderedBytes(a, i, out); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%x", out))
+	}
+	want := []string{"7fffffffffffffff", "8000000000000000", "8000000000000001", "0000000000000000"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ordered longs %v, want %v", got, want)
+	}
+	s := make([]byte, 8)
+	copyRunes(s, "abcdefgé") // é (2 bytes) does not fit whole
+	if string(s) != "abcdefg\x00" {
+		t.Fatalf("string bytes %q", s)
 	}
 }

@@ -119,7 +119,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 
 // run plans a write or row-level operation, applies write-audit-publish
 // to its target and runs it on the path of its kind.
-func run(ctx context.Context, w *write.Writer) (*Result, error) {
+func run(ctx context.Context, w *write.Writer) (any, error) {
 	op, existing, p, err := w.Prepare(ctx)
 	if err != nil {
 		return nil, err
@@ -130,6 +130,12 @@ func run(ctx context.Context, w *write.Writer) (*Result, error) {
 	switch op {
 	case request.OpDelete, request.OpUpdate, request.OpOverwrite, request.OpMerge, request.OpOverwritePartitions:
 		return rowlevel.Run(ctx, w, op, p, existing)
+	case request.OpRewriteDataFiles:
+		res, err := rowlevel.RewriteDataFiles(ctx, w, p, existing)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	return w.Write(ctx, op, p)
 }

@@ -39,3 +39,27 @@ func fmtErr(err error) string {
 	}
 	return err.Error()
 }
+
+func TestRewriteFields(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"op":"rewrite_data_files","table":"db.t"}`:                                                    "binpack",
+		`{"op":"rewrite_data_files","table":"db.t","rewrite":{"sort_order":"id DESC"}}`:                 "sort",
+		`{"op":"rewrite_data_files","table":"db.t","rewrite":{"strategy":"SORT"}}`:                      "sort",
+		`{"op":"rewrite_data_files","table":"db.t","rewrite":{"strategy":"zorder"}}`:                    "unsupported strategy: zorder",
+		`{"op":"rewrite_data_files","table":"db.t","rewrite":{"strategy":"binpack","sort_order":"id"}}`: "needs strategy sort",
+		`{"op":"rewrite_data_files","table":"db.t","options":{"rewrite-all":"true"}}`:                   "in rewrite",
+		`{"op":"rewrite_data_files","table":"db.t","rewrite":{"wher":"x"}}`:                             "wher",
+		`{"op":"delete","table":"db.t","filter":"true","rewrite":{}}`:                                   "takes no rewrite",
+	} {
+		r, err := Decode([]byte(doc))
+		if err == nil {
+			if r.Rewrite == nil || r.Rewrite.Strategy != want {
+				t.Errorf("%s: strategy %+v, want %s", doc, r.Rewrite, want)
+			}
+			continue
+		}
+		if !errors.Is(err, errs.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an invalid argument with %q", doc, err, want)
+		}
+	}
+}

@@ -70,6 +70,9 @@ const (
 	OpExpireSnapshots   = "expire_snapshots"
 	OpRemoveOrphanFiles = "remove_orphan_files"
 	OpRewriteManifests  = "rewrite_manifests"
+	// OpRewriteDataFiles compacts data files as Rewrite describes
+	// (core/rowlevel, compact.go).
+	OpRewriteDataFiles = "rewrite_data_files"
 )
 
 var ops = map[string]bool{
@@ -79,7 +82,7 @@ var ops = map[string]bool{
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
-	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true,
+	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -154,7 +157,27 @@ type Request struct {
 	// SpecID is the partition spec whose manifests rewrite_manifests
 	// rewrites (default: the table's current spec).
 	SpecID *int `json:"spec_id,omitempty"`
+	// Rewrite holds rewrite_data_files' arguments.
+	Rewrite *Rewrite `json:"rewrite,omitempty"`
 }
+
+// Rewrite is the arguments of Spark's rewrite_data_files procedure:
+// strategy (binpack, the default, or sort), sort_order in Spark's text
+// ("a ASC NULLS FIRST, b DESC"; sort only), where (a filter selecting the
+// files to consider) and the procedure's options, which the compaction
+// itself checks (core/rowlevel).
+type Rewrite struct {
+	Strategy  string            `json:"strategy,omitempty"`
+	SortOrder string            `json:"sort_order,omitempty"`
+	Where     string            `json:"where,omitempty"`
+	Options   map[string]string `json:"options,omitempty"`
+}
+
+// Rewrite strategies.
+const (
+	StrategyBinpack = "binpack"
+	StrategySort    = "sort"
+)
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
 type Merge struct {
@@ -225,7 +248,7 @@ func (m *Merge) validate() error {
 // IsRowLevel reports whether op changes existing rows of a table.
 func IsRowLevel(op string) bool {
 	switch op {
-	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate, OpMerge:
+	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate, OpMerge, OpRewriteDataFiles:
 		return true
 	}
 	return false
@@ -451,9 +474,46 @@ func (r *Request) validateMaintenance() error {
 	if (expire || manifests) && r.Location != "" {
 		return fmt.Errorf("%w: operation %s takes no location", errs.ErrInvalidArgument, r.Op)
 	}
+	if err := r.validateRewrite(); err != nil {
+		return err
+	}
 	if r.RetainLast != nil && *r.RetainLast < 1 {
 		// Java's RemoveSnapshots.retainLast.
 		return fmt.Errorf("%w: Number of snapshots to retain must be at least 1, cannot be: %d", errs.ErrInvalidArgument, *r.RetainLast)
+	}
+	return nil
+}
+
+// validateRewrite checks rewrite_data_files' arguments: the strategy
+// (defaulting to sort when a sort order is given, else binpack, as Spark's
+// procedure) and that only it carries them.
+func (r *Request) validateRewrite() error {
+	if r.Op != OpRewriteDataFiles {
+		if r.Rewrite != nil {
+			return fmt.Errorf("%w: operation %s takes no rewrite", errs.ErrInvalidArgument, r.Op)
+		}
+		return nil
+	}
+	if r.SnapshotID != nil || r.Location != "" || len(r.Options) > 0 || len(r.SortOrder) > 0 {
+		return fmt.Errorf("%w: rewrite_data_files takes its options, sort order and filter in rewrite", errs.ErrInvalidArgument)
+	}
+	if r.Rewrite == nil {
+		r.Rewrite = &Rewrite{}
+	}
+	rw := r.Rewrite
+	switch s := strings.ToLower(strings.TrimSpace(rw.Strategy)); s {
+	case "":
+		rw.Strategy = StrategyBinpack
+		if strings.TrimSpace(rw.SortOrder) != "" {
+			rw.Strategy = StrategySort
+		}
+	case StrategyBinpack, StrategySort:
+		rw.Strategy = s
+	default:
+		return fmt.Errorf("%w: unsupported strategy: %s. Only binpack or sort is supported", errs.ErrInvalidArgument, rw.Strategy)
+	}
+	if rw.Strategy == StrategyBinpack && strings.TrimSpace(rw.SortOrder) != "" {
+		return fmt.Errorf("%w: rewrite_data_files: sort_order %q needs strategy sort, not binpack", errs.ErrInvalidArgument, rw.SortOrder)
 	}
 	return nil
 }

@@ -26,6 +26,11 @@ type scope struct {
 	// concurrent removal of one of them, or a delete file on one of them,
 	// conflicts at every level: committing would undo that delete.
 	rewritten map[string]bool
+	// eqDeletesApply: the files that replace the rewritten ones keep the
+	// data sequence number of the snapshot the operation started from, so
+	// a concurrent equality delete still applies to their rows and does
+	// not conflict (compaction with use-starting-sequence-number).
+	eqDeletesApply bool
 }
 
 // validateIsolation checks the snapshots committed on the target branch after from (the
@@ -105,6 +110,9 @@ func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *ta
 						return conflict(fmt.Sprintf("removed data file %s in %s", df.FilePath(), sc.name))
 					}
 				case added:
+					if sc.eqDeletesApply && df.ContentType() == iceberg.EntryContentEqDeletes {
+						continue
+					}
 					if path, ok := deletesFrom(df, sc.rewritten); ok {
 						return conflict(fmt.Sprintf("deleted rows of data file %s, which this operation rewrites", path))
 					}

@@ -1,6 +1,8 @@
 // Package rowlevel holds the operations that change rows already in a
 // table: delete, update and overwrite by a filter (copy-on-write or
-// merge-on-read), MERGE INTO, and the dynamic overwrite of partitions. It
+// merge-on-read), MERGE INTO, the dynamic overwrite of partitions, and
+// compaction (rewrite_data_files, compact.go: a rewrite that keeps every
+// row; RewriteDataFiles is its entry). It
 // plans which data files a change touches (pruning by metadata, reading
 // the files with their deletes applied), rewrites them or writes position
 // deletes and deletion vectors, checks concurrent commits against the

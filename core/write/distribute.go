@@ -516,7 +516,7 @@ func (d *distributor) collect(s *slot) error {
 			continue
 		}
 		wf := WrittenFile{File: f, Values: s.values}
-		if d.p.sorter != nil {
+		if d.p.sorter != nil && !d.p.foreignOrder {
 			wf.SortOrderID = d.p.sorter.OrderID()
 		}
 		d.out.Files = append(d.out.Files, wf)

@@ -70,6 +70,9 @@ type Plan struct {
 	// unsorted table) orders each file by the table's sort order.
 	layout layout.Settings
 	sorter *layout.Sorter
+	// foreignOrder: sorter's order is not one of the table's (a
+	// compaction's own), so files record sort order 0.
+	foreignOrder bool
 
 	// evolution is a schema change committed with the data (merge's
 	// withSchemaEvolution); schema is then the evolved schema.
@@ -876,4 +879,20 @@ func (p *Plan) EvolveFor(src *iceberg.Schema, meta table.Metadata) error {
 	p.Evolution = &Evolution{From: p.Schema.ID, Schema: evolved}
 	p.Schema = evolved
 	return nil
+}
+
+// RewritePlan is p for rewriting rows already in the table (compaction):
+// props are laid over its effective properties (a target file size), and
+// its files are sorted by sorter (nil: not sorted); tableOrder says whether
+// sorter's order is one of the table's sort orders (else the files record
+// sort order 0).
+func (w *Writer) RewritePlan(p *Plan, props map[string]string, sorter *layout.Sorter, tableOrder bool) (*Plan, error) {
+	np := &Plan{Schema: p.Schema, Spec: p.Spec, Location: p.Location, Props: p.Props, Eff: p.Eff, foreignOrder: !tableOrder, sorter: sorter}
+	np.Eff.Props = maps.Clone(p.Eff.Props)
+	maps.Copy(np.Eff.Props, props)
+	var err error
+	if np.layout, err = layout.Resolve(np.Eff.Props, np.sorter != nil, !np.Spec.IsUnpartitioned()); err != nil {
+		return nil, err
+	}
+	return np, nil
 }
