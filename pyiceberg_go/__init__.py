@@ -47,6 +47,7 @@ from .errors import (
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
+    CommittedBatch,
     ExpireSnapshotsResult,
     MergeCounts,
     RefInfo,
@@ -119,6 +120,7 @@ __all__ = [
     "Column",
     "CommitConflictError",
     "CommitStateUnknownError",
+    "CommittedBatch",
     "DataFrameWriterV2",
     "ExpireSnapshotsResult",
     "ForkSafetyError",

@@ -11,6 +11,7 @@ from . import _session
 from .errors import InvalidArgumentError
 from .expressions import Column, _literal, to_sql
 from .results import (
+    CommittedBatch,
     ExpireSnapshotsResult,
     RefInfo,
     RefRemoval,
@@ -436,6 +437,23 @@ class Table:
         if dry_run:
             doc["dry_run"] = True
         return RemoveOrphanFilesResult.from_document(self._session._execute(doc))
+
+    def last_committed_batch(self, query_id: str) -> CommittedBatch | None:
+        """The last batch streaming query ``query_id`` committed on main (or the identifier's branch), or ``None``.
+
+        The table is the stream's checkpoint: resume at ``batch_id + 1``, from
+        the offsets the batch's ``snapshot-property.*`` options left in ``summary``.
+
+        Example::
+
+            last = ig.table("local.db.t").last_committed_batch("q1")
+            start = 0 if last is None else last.batch_id + 1
+        """
+        doc = self._session._execute(
+            {"op": "last_committed_batch", "table": self.identifier, "stream": {"query_id": query_id}}
+        )
+        last = doc.get("last")
+        return CommittedBatch.from_document(last) if last else None
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):

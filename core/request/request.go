@@ -69,6 +69,10 @@ const (
 	// same names.
 	OpExpireSnapshots   = "expire_snapshots"
 	OpRemoveOrphanFiles = "remove_orphan_files"
+
+	// OpLastCommittedBatch reads the last batch Stream.QueryID committed
+	// on the identifier's branch (main by default): core/stream.
+	OpLastCommittedBatch = "last_committed_batch"
 )
 
 var ops = map[string]bool{
@@ -78,7 +82,7 @@ var ops = map[string]bool{
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
-	OpExpireSnapshots: true, OpRemoveOrphanFiles: true,
+	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpLastCommittedBatch: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -150,6 +154,38 @@ type Request struct {
 	CleanExpiredMetadata bool `json:"clean_expired_metadata,omitempty"`
 	// DryRun lists orphan files without deleting them (remove_orphan_files).
 	DryRun bool `json:"dry_run,omitempty"`
+
+	// Stream makes a write one batch of a streaming query, committed
+	// exactly once (append, overwritePartitions, overwrite); it names the
+	// query last_committed_batch looks up.
+	Stream *Stream `json:"stream,omitempty"`
+}
+
+// Stream identifies a streaming query and, for writes, its batch.
+type Stream struct {
+	QueryID string `json:"query_id"`
+	BatchID *int64 `json:"batch_id,omitempty"`
+}
+
+// validateStream checks Stream against the operation.
+func (r *Request) validateStream() error {
+	switch {
+	case r.Op == OpLastCommittedBatch && r.Stream == nil:
+		return fmt.Errorf("%w: last_committed_batch needs stream.query_id", errs.ErrInvalidArgument)
+	case r.Stream == nil:
+		return nil
+	case r.Op != OpLastCommittedBatch && r.Op != OpAppend && r.Op != OpOverwritePartitions && r.Op != OpOverwrite:
+		return fmt.Errorf("%w: operation %s takes no stream (append, overwritePartitions, overwrite, last_committed_batch)", errs.ErrInvalidArgument, r.Op)
+	case strings.TrimSpace(r.Stream.QueryID) == "":
+		return fmt.Errorf("%w: stream.query_id is empty", errs.ErrInvalidArgument)
+	case r.Op == OpLastCommittedBatch && r.Stream.BatchID != nil:
+		return fmt.Errorf("%w: last_committed_batch takes no stream.batch_id", errs.ErrInvalidArgument)
+	case r.Op != OpLastCommittedBatch && r.Stream.BatchID == nil:
+		return fmt.Errorf("%w: a streaming %s needs stream.batch_id", errs.ErrInvalidArgument, r.Op)
+	case r.Stream.BatchID != nil && *r.Stream.BatchID < 0:
+		return fmt.Errorf("%w: stream.batch_id %d is negative", errs.ErrInvalidArgument, *r.Stream.BatchID)
+	}
+	return nil
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
@@ -343,6 +379,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, err
 	}
 	if err := r.validateMaintenance(); err != nil {
+		return nil, err
+	}
+	if err := r.validateStream(); err != nil {
 		return nil, err
 	}
 	return &r, nil
