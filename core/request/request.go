@@ -155,6 +155,16 @@ type Request struct {
 	// DryRun lists orphan files without deleting them (remove_orphan_files).
 	DryRun bool `json:"dry_run,omitempty"`
 
+	// StartSnapshotID (exclusive) and EndSnapshotID (inclusive; default
+	// main's head) make a scan an incremental read of the rows the append
+	// snapshots between them added (Spark's start-snapshot-id and
+	// end-snapshot-id); an overwrite or delete snapshot in the range fails
+	// it unless SkipOverwriteSnapshots / SkipDeleteSnapshots.
+	StartSnapshotID        *int64 `json:"start_snapshot_id,omitempty"`
+	EndSnapshotID          *int64 `json:"end_snapshot_id,omitempty"`
+	SkipOverwriteSnapshots bool   `json:"skip_overwrite_snapshots,omitempty"`
+	SkipDeleteSnapshots    bool   `json:"skip_delete_snapshots,omitempty"`
+
 	// Stream makes a write one batch of a streaming query, committed
 	// exactly once (append, overwritePartitions, overwrite); it names the
 	// query last_committed_batch looks up.
@@ -310,6 +320,20 @@ func (r *Request) validateRead() error {
 		if r.AsOfTimestampMs != nil || r.Ref != "" || len(r.Columns) > 0 {
 			return fmt.Errorf("%w: inspect takes metadata_table and snapshot_id only", errs.ErrInvalidArgument)
 		}
+	}
+	incremental := r.StartSnapshotID != nil || r.EndSnapshotID != nil || r.SkipOverwriteSnapshots || r.SkipDeleteSnapshots
+	switch {
+	case incremental && r.Op != OpScan:
+		return fmt.Errorf("%w: operation %s takes no start_snapshot_id, end_snapshot_id or skip_*_snapshots", errs.ErrInvalidArgument, r.Op)
+	case !incremental:
+	case n > 0:
+		// Spark's SparkScanBuilder.
+		return fmt.Errorf("%w: Cannot set start-snapshot-id and end-snapshot-id for incremental scans when either snapshot-id or as-of-timestamp is set", errs.ErrInvalidArgument)
+	case r.StartSnapshotID == nil && r.EndSnapshotID != nil:
+		//lint:ignore ST1005 Spark's message, word for word
+		return fmt.Errorf("%w: Cannot set only end-snapshot-id for incremental scans. Please, set start-snapshot-id too.", errs.ErrInvalidArgument)
+	case r.StartSnapshotID == nil:
+		return fmt.Errorf("%w: skip_overwrite_snapshots and skip_delete_snapshots apply to incremental scans (start_snapshot_id)", errs.ErrInvalidArgument)
 	}
 	if r.MetadataTable != "" && r.Op != OpInspect {
 		return fmt.Errorf("%w: operation %s takes no metadata_table", errs.ErrInvalidArgument, r.Op)
