@@ -61,6 +61,7 @@ from .results import (
     WriteResult,
 )
 from .scan import ScanStream
+from .streaming import DataStreamWriter, StreamingQuery, StreamingQueryException, writeStream
 from .table import Table, table
 from .writer import (
     DataFrameWriterV2,
@@ -122,6 +123,7 @@ __all__ = [
     "CommitStateUnknownError",
     "CommittedBatch",
     "DataFrameWriterV2",
+    "DataStreamWriter",
     "ExpireSnapshotsResult",
     "ForkSafetyError",
     "IcebergGoError",
@@ -147,6 +149,8 @@ __all__ = [
     "SessionClosedError",
     "SnapshotInfo",
     "StreamConsumedError",
+    "StreamingQuery",
+    "StreamingQueryException",
     "Table",
     "TableAlreadyExistsError",
     "ValidationError",
@@ -170,6 +174,7 @@ __all__ = [
     "set_runtime",
     "table",
     "truncate",
+    "writeStream",
     "writeTo",
     "years",
 ]

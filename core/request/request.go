@@ -331,7 +331,7 @@ func (r *Request) validateRead() error {
 		return fmt.Errorf("%w: Cannot set start-snapshot-id and end-snapshot-id for incremental scans when either snapshot-id or as-of-timestamp is set", errs.ErrInvalidArgument)
 	case r.StartSnapshotID == nil && r.EndSnapshotID != nil:
 		//lint:ignore ST1005 Spark's message, word for word
-		return fmt.Errorf("%w: Cannot set only end-snapshot-id for incremental scans. Please, set start-snapshot-id too.", errs.ErrInvalidArgument)
+		return fmt.Errorf("%w: Cannot set only `end-snapshot-id` for incremental scans. Please, set `start-snapshot-id` too.", errs.ErrInvalidArgument)
 	case r.StartSnapshotID == nil:
 		return fmt.Errorf("%w: skip_overwrite_snapshots and skip_delete_snapshots apply to incremental scans (start_snapshot_id)", errs.ErrInvalidArgument)
 	}

@@ -274,3 +274,243 @@ def test_two_writers_of_one_query_commit_each_batch_once(catalog_dir: CatalogDir
         b: o for b, o in outcomes.items() if sorted(o) != ["done", "skip"]
     }
     assert sum(o.count("done") for o in outcomes.values()) == n
+
+
+# --- Spark ---------------------------------------------------------------------------------------
+
+
+def test_spark_streaming_sink_and_ours_share_the_checkpoint(
+    tmp_path: Path, spark: Any, spark_catalog: str, pyiceberg_catalog: Any
+) -> None:
+    """Spark's own streaming sink writes the keys we write: we read its last batch and skip it."""
+    create("local.db.twin")
+    src = tmp_path / "src"
+    src.mkdir()
+    import pyarrow.parquet as pq
+
+    pq.write_table(rows(0, 5), src / "part-0.parquet")
+    query = (
+        spark.readStream.schema("id long, batch long")
+        .parquet(str(src))
+        .writeStream.format("iceberg")
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .toTable(f"{spark_catalog}.db.twin")
+    )
+    query.awaitTermination()
+    spark_query_id = str(query.id)
+    spark_summaries = [
+        dict(r.summary) for r in spark.sql(f"SELECT summary FROM {spark_catalog}.db.twin.snapshots").collect()
+    ]
+    theirs = [s for s in spark_summaries if QUERY_KEY in s]
+    assert len(theirs) == 1 and theirs[0][QUERY_KEY] == spark_query_id and theirs[0][EPOCH_KEY] == "0", theirs
+    t = ig.table("local.db.twin")
+    last = t.last_committed_batch(spark_query_id)
+    assert last is not None and last.batch_id == 0
+    assert ig.writeTo(rows(0, 5), "local.db.twin").streamBatch(spark_query_id, 0).append().skipped
+    ours = ig.writeTo(rows(5, 5), "local.db.twin").streamBatch(spark_query_id, 1).append()
+    assert not ours.skipped
+    stream_keys = {k for k in theirs[0] if k.startswith("spark.sql.streaming.")}
+    assert stream_keys == {k for k in ours.summary if k.startswith("spark.sql.streaming.")} == {QUERY_KEY, EPOCH_KEY}
+    # Spark reads our summary as it reads its own; a restarted Spark query continues after batch 1.
+    got = spark.sql(
+        f"SELECT summary['{QUERY_KEY}'], summary['{EPOCH_KEY}'] FROM {spark_catalog}.db.twin.snapshots "
+        f"WHERE snapshot_id = {ours.snapshot_id}"
+    ).collect()
+    assert [tuple(r) for r in got] == [(spark_query_id, "1")]
+    assert spark.table(f"{spark_catalog}.db.twin").count() == 10
+
+
+def _incremental_table() -> dict[str, int]:
+    """a: ids 0-9; b: 10-19; o: overwrite of id < 5 with 100-101; d: delete of ids >= 100 (whole file); c: 20-29."""
+    t = ig.table("local.db.s")
+    snaps: dict[str, int] = {}
+    create()
+    for name, fn in (
+        ("a", lambda: ig.writeTo(rows(0, 10), "local.db.s").append()),
+        ("b", lambda: ig.writeTo(rows(10, 10), "local.db.s").append()),
+        ("o", lambda: ig.writeTo(rows(100, 2), "local.db.s").overwrite("id < 5")),
+        ("d", lambda: t.delete("id >= 100")),
+        ("c", lambda: ig.writeTo(rows(20, 10), "local.db.s").append()),
+    ):
+        r = fn()
+        assert r.snapshot_id is not None
+        snaps[name] = r.snapshot_id
+    ops = {s["snapshot_id"]: s["operation"] for s in t.snapshots()}
+    assert [ops[snaps[k]] for k in "abodc"] == ["append", "append", "overwrite", "delete", "append"]
+    return snaps
+
+
+def test_incremental_reads_match_spark(spark: Any, spark_catalog: str) -> None:
+    s = _incremental_table()
+    t = ig.table("local.db.s")
+
+    def spark_ids(start: int, end: int | None = None) -> list[int]:
+        reader = spark.read.format("iceberg").option("start-snapshot-id", str(start))
+        if end is not None:
+            reader = reader.option("end-snapshot-id", str(end))
+        return sorted(r.id for r in reader.load(f"{spark_catalog}.db.s").select("id").collect())
+
+    def ours(start: int, end: int | None = None, **skip: bool) -> list[int]:
+        got = t.to_arrow(start_snapshot_id=start, end_snapshot_id=end, columns=["id"], **skip)
+        return sorted(got.column("id").to_pylist())
+
+    # Ranges of appends only: the same rows.
+    for start, end in (("a", "b"), ("d", "c"), ("d", None)):
+        end_id = s[end] if end else None
+        assert ours(s[start], end_id) == spark_ids(s[start], end_id), (start, end)
+    assert ours(s["a"], s["b"]) == list(range(10, 20))
+    # Spark's batch read passes over overwrite and delete snapshots silently; with both skips so do we.
+    for start, end in (("a", "c"), ("b", "d"), ("a", None)):
+        end_id = s[end] if end else None
+        assert ours(s[start], end_id, skip_overwrite_snapshots=True, skip_delete_snapshots=True) == spark_ids(
+            s[start], end_id
+        ), (start, end)
+    # Without them we refuse, as Spark's streaming read does.
+    with pytest.raises(ig.ValidationError, match=f"Cannot process overwrite snapshot: {s['o']}, "):
+        ours(s["a"])
+    with pytest.raises(ig.ValidationError, match=f"Cannot process delete snapshot: {s['d']}, "):
+        ours(s["o"], s["d"])
+    # The same refusals of a start that is not a parent ancestor of the end, word for word.
+    for start, end in (("b", "b"), ("c", "b")):
+        with pytest.raises(Exception) as theirs:
+            spark_ids(s[start], s[end])
+        with pytest.raises(ig.InvalidArgumentError) as mine:
+            ours(s[start], s[end])
+        want = f"Starting snapshot (exclusive) {s[start]} is not a parent ancestor of end snapshot {s[end]}"
+        assert want in str(theirs.value) and want in str(mine.value)
+    # Spark's refusal of an end without a start, word for word. (Spark 4.1 no longer takes the
+    # snapshot-id read option at all, so the refusal of a start with snapshot_id is only ours.)
+    with pytest.raises(Exception) as theirs:
+        spark.read.format("iceberg").option("end-snapshot-id", str(s["b"])).load(f"{spark_catalog}.db.s").collect()
+    with pytest.raises(ig.InvalidArgumentError) as mine:
+        t.to_arrow(end_snapshot_id=s["b"])
+    msg = str(mine.value).split(": ", 1)[1]
+    assert msg in str(theirs.value), (msg, str(theirs.value)[:500])
+    with pytest.raises(ig.InvalidArgumentError, match="when either snapshot-id or as-of-timestamp is set"):
+        t.to_arrow(start_snapshot_id=s["a"], snapshot_id=s["b"])
+
+
+def test_incremental_refusal_is_spark_streaming_reads(tmp_path: Path, spark: Any, spark_catalog: str) -> None:
+    """Spark's readStream fails on the overwrite snapshot with the message our incremental read gives."""
+    s = _incremental_table()
+    query = (
+        spark.readStream.format("iceberg")
+        .load(f"{spark_catalog}.db.s")
+        .writeStream.format("memory")
+        .queryName("incr_refusal")
+        .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "ckpt"))
+        .start()
+    )
+    with pytest.raises(Exception) as theirs:
+        query.awaitTermination()
+    with pytest.raises(ig.ValidationError) as mine:
+        ig.table("local.db.s").to_arrow(start_snapshot_id=s["a"])
+    prefix = f"Cannot process overwrite snapshot: {s['o']}, to ignore overwrites, set "
+    assert prefix + "streaming-skip-overwrite-snapshots=true" in str(theirs.value)
+    assert prefix + "skip_overwrite_snapshots=true" in str(mine.value)
+
+
+# --- the stream writer ---------------------------------------------------------------------------
+
+
+def summaries_of(name: str = "local.db.s") -> list[dict[str, str]]:
+    return [s["summary"] for s in ig.table(name).snapshots() if QUERY_KEY in s["summary"]]
+
+
+def test_write_stream_available_now_resumes_from_the_table(tmp_path: Path) -> None:
+    create()
+    items = [rows(i * 10, 10, i) for i in range(5)]
+    ckpt = str(tmp_path / "ckpt")
+    q = ig.writeStream(items, "local.db.s").trigger(availableNow=True).option("checkpointLocation", ckpt).start()
+    assert q.awaitTermination(timeout=120) is True
+    assert q.exception() is None and not q.isActive
+    assert [p["batchId"] for p in q.recentProgress] == [0, 1, 2, 3, 4]
+    assert q.lastProgress is not None and q.lastProgress["numInputRows"] == 10
+    assert [(s[QUERY_KEY], s[EPOCH_KEY]) for s in summaries_of()] == [(q.id, str(i)) for i in range(5)]
+    # Restarted on the same checkpoint with a source replaying from the start: only the new items commit.
+    more = items + [rows(i * 10, 10, i) for i in range(5, 7)]
+    q2 = ig.writeStream(more, "local.db.s").trigger(availableNow=True).option("checkpointLocation", ckpt).start()
+    q2.awaitTermination()
+    assert q2.id == q.id and q2.runId != q.runId
+    assert [p["batchId"] for p in q2.recentProgress] == [5, 6]
+    assert ig.table("local.db.s").to_arrow().num_rows == 70
+    assert sorted(int(s[EPOCH_KEY]) for s in summaries_of()) == list(range(7))
+
+
+def test_write_stream_complete_mode_replaces_the_rows() -> None:
+    create()
+    items = [rows(0, 10), rows(100, 3)]
+    q = ig.writeStream(items, "local.db.s").outputMode("complete").trigger(availableNow=True).start()
+    q.awaitTermination()
+    assert sorted(ig.table("local.db.s").to_arrow().column("id").to_pylist()) == [100, 101, 102]
+    ops = [s["operation"] for s in ig.table("local.db.s").snapshots() if QUERY_KEY in s["summary"]]
+    assert ops[-1] == "overwrite"
+
+
+def test_write_stream_processing_time_runs_on_the_injected_clock() -> None:
+    create()
+    now = [1000.0]
+    sleeps: list[float] = []
+    polls = iter([rows(0, 5), None, rows(5, 5), rows(10, 5)])
+    query: list[ig.StreamingQuery] = []
+
+    def poll() -> pa.Table | None:
+        return next(polls, None)
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+        if len(sleeps) == 6:
+            query[0].stop()
+
+    w = ig.writeStream(poll, "local.db.s", clock=lambda: now[0], sleep=sleep).queryName("pt")
+    query.append(w.trigger(processingTime="1 minute").start())
+    query[0].awaitTermination()
+    # Each trigger waits out the rest of its minute; the batches take no time on this clock.
+    assert sleeps == [60.0] * 6
+    assert [p["batchId"] for p in query[0].recentProgress] == [0, 1, 2]
+    assert ig.table("local.db.s").to_arrow().num_rows == 15
+
+
+def test_write_stream_once_and_query_name_resume() -> None:
+    create()
+    items = [rows(0, 5), rows(5, 5), rows(10, 5)]
+    for want in ([0], [1], [2], []):
+        q = ig.writeStream(items, "local.db.s").queryName("named").trigger(once=True).start()
+        q.awaitTermination()
+        assert [p["batchId"] for p in q.recentProgress] == want
+    assert ig.table("local.db.s").to_arrow().num_rows == 15
+
+
+def test_write_stream_foreach_batch_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    create()
+    seen: list[tuple[int, int]] = []
+
+    def fn(data: Any, batch_id: int) -> None:
+        seen.append((batch_id, data.num_rows))
+
+    ckpt = str(tmp_path / "ckpt")
+    src = [rows(0, 1), rows(0, 2), rows(0, 3)]
+    ig.writeStream(src[:2], "local.db.s").foreachBatch(fn).option("checkpointLocation", ckpt).start().awaitTermination()
+    ig.writeStream(src, "local.db.s").foreachBatch(fn).option("checkpointLocation", ckpt).start().awaitTermination()
+    assert seen == [(0, 1), (1, 2), (2, 3)]
+    assert ig.table("local.db.s").to_arrow().num_rows == 0  # foreachBatch writes nothing itself
+
+
+def test_write_stream_failure_ends_the_query() -> None:
+    q = ig.writeStream([rows(0, 1)], "local.db.missing").trigger(availableNow=True).start()
+    with pytest.raises(ig.StreamingQueryException) as e:
+        q.awaitTermination()
+    assert isinstance(e.value.cause, ig.NoSuchTableError)
+    assert q.exception() is e.value and not q.isActive
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"once": True, "availableNow": True}, {"processingTime": "soon"}, {"processingTime": "-1 seconds"}]
+)
+def test_write_stream_trigger_arguments_are_checked(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        ig.writeStream([], "local.db.s").trigger(**kwargs)
