@@ -124,44 +124,83 @@ class StreamingQuery:
 
     @property
     def id(self) -> str:
-        """The query's id, the same across restarts from one checkpoint (``spark.sql.streaming.queryId``)."""
+        """The query's id, the same across restarts from one checkpoint (``spark.sql.streaming.queryId``).
+
+        Example::
+
+            q.id  # the spark.sql.streaming.queryId of its snapshots
+        """
         return self._id
 
     @property
     def runId(self) -> str:
-        """This run's id, new at every start."""
+        """This run's id, new at every start.
+
+        Example::
+
+            q.runId
+        """
         return self._run_id
 
     @property
     def name(self) -> str | None:
-        """The name given with ``queryName``."""
+        """The name given with ``queryName``.
+
+        Example::
+
+            q.name
+        """
         return self._writer._name
 
     @property
     def isActive(self) -> bool:
-        """Whether the query is still running."""
+        """Whether the query is still running.
+
+        Example::
+
+            while q.isActive: time.sleep(1)
+        """
         return self._thread.is_alive()
 
     @property
     def lastProgress(self) -> dict[str, Any] | None:
-        """The progress report of the last batch (``None`` before the first)."""
+        """The progress report of the last batch (``None`` before the first).
+
+        Example::
+
+            q.lastProgress["batchId"], q.lastProgress["numInputRows"]
+        """
         with self._lock:
             return dict(self._progress[-1]) if self._progress else None
 
     @property
     def recentProgress(self) -> list[dict[str, Any]]:
-        """The last reports (up to 100), oldest first."""
+        """The last reports (up to 100), oldest first.
+
+        Example::
+
+            [p["batchId"] for p in q.recentProgress]
+        """
         with self._lock:
             return [dict(p) for p in self._progress]
 
     def exception(self) -> StreamingQueryException | None:
-        """The exception that ended the query, if one did."""
+        """The exception that ended the query, if one did.
+
+        Example::
+
+            if q.exception() is not None: print(q.exception().cause)
+        """
         return self._exception
 
     def awaitTermination(self, timeout: float | None = None) -> bool | None:
         """Wait for the query to end; raise its :class:`StreamingQueryException` if it failed.
 
         With ``timeout`` (seconds) returns whether it ended in time, else ``None``.
+
+        Example::
+
+            q.awaitTermination(timeout=60)
         """
         self._thread.join(timeout)
         if self._exception is not None:
@@ -169,7 +208,12 @@ class StreamingQuery:
         return None if timeout is None else not self._thread.is_alive()
 
     def stop(self) -> None:
-        """Stop the query after the batch in flight (which commits whole or not at all) and wait for it."""
+        """Stop the query after the batch in flight (which commits whole or not at all) and wait for it.
+
+        Example::
+
+            q.stop()
+        """
         self._stop.set()
         if threading.current_thread() is not self._thread:
             self._thread.join()
@@ -233,7 +277,12 @@ class DataStreamWriter:
         self._foreach: BatchFunction | None = None
 
     def outputMode(self, mode: str) -> DataStreamWriter:
-        """``"append"`` (each batch appended) or ``"complete"`` (each batch replaces the table's rows)."""
+        """``"append"`` (each batch appended) or ``"complete"`` (each batch replaces the table's rows).
+
+        Example::
+
+            ig.writeStream(source, "local.db.totals").outputMode("complete")
+        """
         m = str(mode).lower()
         if m not in ("append", "complete"):
             raise ValueError(f"outputMode {mode!r}: pyiceberg_go supports append and complete")
@@ -267,7 +316,12 @@ class DataStreamWriter:
         return self
 
     def option(self, key: str, value: Any) -> DataStreamWriter:
-        """Set ``checkpointLocation`` (a folder keeping the query's id) or a write option of every batch."""
+        """Set ``checkpointLocation`` (a folder keeping the query's id) or a write option of every batch.
+
+        Example::
+
+            ig.writeStream(source, "local.db.t").option("checkpointLocation", "/tmp/ckpt/t")
+        """
         if key == "checkpointLocation":
             self._checkpoint = str(value)
         else:
@@ -275,13 +329,23 @@ class DataStreamWriter:
         return self
 
     def options(self, **options: Any) -> DataStreamWriter:
-        """Set several options at once."""
+        """Set several options at once.
+
+        Example::
+
+            ig.writeStream(source, "local.db.t").options(**{"fanout-enabled": "true"})
+        """
         for k, v in options.items():
             self.option(k, v)
         return self
 
     def queryName(self, name: str) -> DataStreamWriter:
-        """Name the query; without a ``checkpointLocation`` the name fixes its id, so a restart resumes."""
+        """Name the query; without a ``checkpointLocation`` the name fixes its id, so a restart resumes.
+
+        Example::
+
+            ig.writeStream(source, "local.db.t").queryName("events")
+        """
         if not isinstance(name, str) or not name:
             raise ValueError("queryName must be a non-empty str")
         self._name = name
@@ -293,6 +357,10 @@ class DataStreamWriter:
         The batch ids resume from ``checkpointLocation``'s commit log; ``fn`` may
         write with ``ig.writeTo(data, t).streamBatch(query_id, batch_id)`` to commit
         each batch exactly once (``query_id`` is the query's :attr:`StreamingQuery.id`).
+
+        Example::
+
+            ig.writeStream(source, "local.db.t").foreachBatch(lambda df, i: print(i, df.num_rows)).start()
         """
         if not callable(fn):
             raise TypeError("foreachBatch() takes a function of (data, batch_id)")
@@ -300,7 +368,12 @@ class DataStreamWriter:
         return self
 
     def start(self) -> StreamingQuery:
-        """Start the query on a thread of its own and return it."""
+        """Start the query on a thread of its own and return it.
+
+        Example::
+
+            q = ig.writeStream(source, "local.db.t").start()
+        """
         q = StreamingQuery(self, self._query_id(), f"pyiceberg_go stream {self._name or self._table}")
         q._start()
         return q
