@@ -92,7 +92,7 @@ func TestIncrementalReadOfAppends(t *testing.T) {
 
 func TestIncrementalRequestValidation(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"table": "db.t", "end_snapshot_id": 1}`:                                     "Cannot set only end-snapshot-id",
+		`{"table": "db.t", "end_snapshot_id": 1}`:                                     "Cannot set only `end-snapshot-id`",
 		`{"table": "db.t", "start_snapshot_id": 1, "snapshot_id": 2}`:                 "when either snapshot-id or as-of-timestamp is set",
 		`{"table": "db.t", "start_snapshot_id": 1, "ref": "b"}`:                       "when either snapshot-id or as-of-timestamp is set",
 		`{"table": "db.t", "skip_delete_snapshots": true}`:                            "apply to incremental scans",
