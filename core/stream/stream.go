@@ -51,6 +51,10 @@ type Committed struct {
 // committed (nil: none), walking parents as Java's
 // findLastCommittedEpochId does. head nil is an empty branch.
 func Last(m table.Metadata, head *table.Snapshot, queryID string) (*Committed, error) {
+	return last(m.SnapshotByID, head, queryID)
+}
+
+func last(byID func(int64) *table.Snapshot, head *table.Snapshot, queryID string) (*Committed, error) {
 	for sn := head; sn != nil; {
 		if sn.Summary != nil && sn.Summary.Properties[QueryIDKey] == queryID {
 			v := sn.Summary.Properties[EpochIDKey]
@@ -64,7 +68,7 @@ func Last(m table.Metadata, head *table.Snapshot, queryID string) (*Committed, e
 		if sn.ParentSnapshotID == nil {
 			break
 		}
-		sn = m.SnapshotByID(*sn.ParentSnapshotID)
+		sn = byID(*sn.ParentSnapshotID)
 	}
 	return nil, nil
 }
@@ -85,11 +89,15 @@ func (a *AlreadyCommitted) Error() string {
 // Check returns an *AlreadyCommitted when b's query committed b or a
 // later batch in head's ancestry, nil when b may be committed.
 func Check(m table.Metadata, head *table.Snapshot, b Batch) error {
-	last, err := Last(m, head, b.QueryID)
-	if err != nil || last == nil || b.ID > last.BatchID {
+	return check(m.SnapshotByID, head, b)
+}
+
+func check(byID func(int64) *table.Snapshot, head *table.Snapshot, b Batch) error {
+	l, err := last(byID, head, b.QueryID)
+	if err != nil || l == nil || b.ID > l.BatchID {
 		return err
 	}
-	return &AlreadyCommitted{Batch: b, Last: *last}
+	return &AlreadyCommitted{Batch: b, Last: *l}
 }
 
 // Skipped returns the AlreadyCommitted err carries, if any.
