@@ -1,6 +1,6 @@
 """A streaming writer child of test_streaming.py: resumes from the table and writes batches until killed.
 
-    python stream_worker.py <catalog root> <table> <query id> <batches> <rows> <replay> <journal> [<id offset>]
+    python stream_worker.py <catalog root> <table> <query id> <batches> <rows> <replay> <journal> [<id offset> [writer]]
 
 It reads the query's last committed batch from the table (the table is the
 checkpoint), replays up to <replay> batches before it (a source replaying from
@@ -9,12 +9,16 @@ to <batches> - 1. Batch b holds ids offset + b * rows ... + rows - 1, and its
 source offset rides in the summary as snapshot-property ``source.offset``.
 Journal lines, one write(2) each: "ready", "resume <next>", "done <b> <snapshot id>",
 "skip <b> <last batch id>".
+
+With ``writer`` it runs ``ig.writeStream`` instead (queryName <query id>, availableNow, a source
+replaying every batch from 0) and logs "query <id>" and "emit <b>" as the source yields batch b.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -28,6 +32,7 @@ def batch_table(b: int, rows: int, offset: int) -> pa.Table:
 def main() -> None:
     root, table, query, batches, rows, replay, journal = sys.argv[1:8]
     offset = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+    writer = len(sys.argv) > 9 and sys.argv[9] == "writer"
     fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def log(line: str) -> None:
@@ -38,6 +43,19 @@ def main() -> None:
     ig.configure(
         catalogs={"local": {"type": "sql", "uri": f"sqlite:///{root}/catalog.db", "warehouse": f"file://{root}/wh"}}
     )
+    if writer:
+
+        def source() -> Iterator[pa.Table]:
+            for b in range(int(batches)):
+                log(f"emit {b}")
+                yield batch_table(b, int(rows), offset)
+
+        q = ig.writeStream(source(), table).queryName(query).trigger(availableNow=True).start()
+        log(f"query {q.id}")
+        log("ready")
+        q.awaitTermination()
+        os.close(fd)
+        return
     last = ig.table(table).last_committed_batch(query)
     log("ready")
     nxt = 0 if last is None else last.batch_id + 1

@@ -113,6 +113,7 @@ class Worker:
         offset: int,
         batches: int,
         replay: int | None = None,
+        writer: bool = False,
     ) -> None:
         self.root, self.query, self.journal, self.rng, self.offset, self.batches = (
             root,
@@ -123,6 +124,7 @@ class Worker:
             batches,
         )
         self.replay = replay  # batches replayed before the last committed one (None: 0 to 3 at random)
+        self.writer = writer  # run ig.writeStream rather than the worker's own loop
         self.proc: subprocess.Popen[bytes] | None = None
         self.finished = False
         self.spawns = 0
@@ -145,6 +147,7 @@ class Worker:
             str(replay),
             str(self.journal),
             str(self.offset),
+            *(["writer"] if self.writer else []),
         ]
         self.proc = subprocess.Popen(cmd, env=env, cwd=str(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.spawns += 1
@@ -238,6 +241,19 @@ def test_exactly_once_under_sigkill(
     assert kinds["skip"] > 0, "no replayed batch was skipped: the replay path went untested"
     n = spark.sql(f"SELECT count(*), count(DISTINCT id), count(DISTINCT batch) FROM {spark_catalog}.db.s").collect()[0]
     assert tuple(n) == (BATCHES * ROWS, BATCHES * ROWS, BATCHES)
+
+
+def test_write_stream_exactly_once_under_sigkill(catalog_dir: CatalogDir, pyiceberg_catalog: Any) -> None:
+    """The stream writer, killed and restarted with a source that replays from the start."""
+    create()
+    rng = random.Random(SEED + 3)
+    n = BATCHES // 2
+    w = Worker(catalog_dir.root, "q-writer", catalog_dir.root / "journal", rng, 0, n, writer=True)
+    kills = run_with_kills([w], KILLS // 2, rng)
+    assert kills == KILLS // 2
+    ids = {p[1] for p in journal(catalog_dir.root / "journal") if p[0] == "query"}
+    assert len(ids) == 1, f"the query id changed across restarts: {ids}"
+    check_exactly_once(pyiceberg_catalog, {ids.pop(): 0}, n)
 
 
 def test_two_queries_under_sigkill(catalog_dir: CatalogDir, pyiceberg_catalog: Any) -> None:
@@ -514,3 +530,21 @@ def test_write_stream_failure_ends_the_query() -> None:
 def test_write_stream_trigger_arguments_are_checked(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ig.writeStream([], "local.db.s").trigger(**kwargs)
+
+
+def test_write_stream_options_are_write_options_of_every_batch() -> None:
+    ig.writeTo(rows(0, 0), "local.db.p").partitionedBy("batch").create()
+    items = [pa.concat_tables([rows(0, 3, 1), rows(3, 3, 0), rows(6, 3, 1)]), rows(9, 2, 2)]
+    q = (
+        ig.writeStream(items, "local.db.p")
+        .options(**{"fanout-enabled": "true", "snapshot-property.source": "test"})
+        .trigger(availableNow=True)
+        .start()
+    )
+    q.awaitTermination()
+    summaries = summaries_of("local.db.p")
+    assert [s["source"] for s in summaries] == ["test", "test"]
+    assert summaries[0]["changed-partition-count"] == "2" and summaries[0]["added-data-files"] == "2"
+    bad = ig.writeStream(items, "local.db.p").option("no-such-option", "1").trigger(once=True).start()
+    with pytest.raises(ig.StreamingQueryException, match="no-such-option"):
+        bad.awaitTermination()
