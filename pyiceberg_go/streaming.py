@@ -31,7 +31,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from . import _session
@@ -41,8 +41,9 @@ from .results import WriteResult
 
 __all__ = ["DataStreamWriter", "StreamingQuery", "StreamingQueryException", "writeStream"]
 
-#: What a source yields per trigger: Arrow data, or None for no new data.
-BatchData = ArrowData | None
+#: What a source yields per trigger: Arrow data, or None for no new data, or a pair of Arrow data
+#: and summary properties of that batch's snapshot (the source's offsets, say).
+BatchData = ArrowData | tuple[ArrowData, Mapping[str, Any]] | None
 #: A source: an iterable of batches, or a callable polled once per trigger.
 Source = Iterable[BatchData] | Callable[[], BatchData]
 #: ``foreachBatch`` functions: ``fn(data, batch_id)``.
@@ -454,6 +455,9 @@ class DataStreamWriter:
     def _batch(self, q: StreamingQuery, batch_id: int, data: Any, started: float) -> None:
         at = _dt.datetime.now(_dt.timezone.utc)
         result: WriteResult | None = None
+        props: Mapping[str, Any] = {}
+        if isinstance(data, tuple):
+            data, props = data
         if self._foreach is not None:
             self._foreach(data, batch_id)
             if self._checkpoint is not None:
@@ -463,6 +467,8 @@ class DataStreamWriter:
                     f.write(json.dumps({"batchId": batch_id}))
         else:
             w = self._session.writeTo(data, self._table).streamBatch(q.id, batch_id).options(**self._options)
+            for k, v in props.items():
+                w.option(f"snapshot-property.{k}", v)
             result = w.overwrite("true") if self._mode == "complete" else w.append()
         rows = int(result.metrics["rows"]) if result is not None and not result.skipped else None
         q._report(
@@ -495,8 +501,11 @@ def writeStream(
 
     ``source``: an iterable of Arrow data (pyarrow, pandas, polars, DuckDB results;
     one micro-batch per item, ``None`` for a trigger without data) or a callable
-    polled per trigger. ``clock`` (monotonic seconds) and ``sleep`` replace the
-    time functions ``processingTime`` triggers use, for tests.
+    polled per trigger. An item may be a pair ``(data, properties)``: the properties
+    go into that batch's snapshot summary (the source's offsets, read back with
+    :meth:`pyiceberg_go.Table.last_committed_batch` to resume the source).
+    ``clock`` (monotonic seconds) and ``sleep`` replace the time functions
+    ``processingTime`` triggers use, for tests.
 
     Example::
 

@@ -548,3 +548,13 @@ def test_write_stream_options_are_write_options_of_every_batch() -> None:
     bad = ig.writeStream(items, "local.db.p").option("no-such-option", "1").trigger(once=True).start()
     with pytest.raises(ig.StreamingQueryException, match="no-such-option"):
         bad.awaitTermination()
+
+
+def test_write_stream_items_may_carry_their_source_offsets() -> None:
+    create()
+    items = [(rows(i * 4, 4), {"source.offset": (i + 1) * 4}) for i in range(3)]
+    q = ig.writeStream(items, "local.db.s").queryName("offsets").trigger(availableNow=True).start()
+    q.awaitTermination()
+    last = ig.table("local.db.s").last_committed_batch(q.id)
+    assert last is not None and last.batch_id == 2 and last.summary["source.offset"] == "12"
+    assert [s["source.offset"] for s in summaries_of()] == ["4", "8", "12"]
