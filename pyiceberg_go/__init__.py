@@ -47,6 +47,7 @@ from .errors import (
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
+    CommittedBatch,
     ExpireSnapshotsResult,
     MergeCounts,
     RefInfo,
@@ -62,6 +63,7 @@ from .results import (
     WriteResult,
 )
 from .scan import ScanStream
+from .streaming import DataStreamWriter, StreamingQuery, StreamingQueryException, writeStream
 from .table import Table, table
 from .writer import (
     DataFrameWriterV2,
@@ -121,7 +123,9 @@ __all__ = [
     "Column",
     "CommitConflictError",
     "CommitStateUnknownError",
+    "CommittedBatch",
     "DataFrameWriterV2",
+    "DataStreamWriter",
     "ExpireSnapshotsResult",
     "ForkSafetyError",
     "IcebergGoError",
@@ -149,6 +153,8 @@ __all__ = [
     "SessionClosedError",
     "SnapshotInfo",
     "StreamConsumedError",
+    "StreamingQuery",
+    "StreamingQueryException",
     "Table",
     "TableAlreadyExistsError",
     "ValidationError",
@@ -172,6 +178,7 @@ __all__ = [
     "set_runtime",
     "table",
     "truncate",
+    "writeStream",
     "writeTo",
     "years",
 ]

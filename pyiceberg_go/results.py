@@ -120,6 +120,10 @@ class WriteResult:
     #: A merge's counts: ``num-target-rows-copied``, ``-deleted``, ``-updated``, ``-inserted``,
     #: ``-matched-updated``, ``-matched-deleted``, ``-not-matched-by-source-updated``, ``-deleted``.
     merge: MergeCounts = field(default_factory=_no_merge)
+    #: A streaming batch (``streamBatch``) its query had committed before: nothing was committed.
+    skipped: bool = False
+    #: With ``skipped``: the query's last committed batch id on the target branch.
+    last_batch_id: int | None = None
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> WriteResult:
@@ -137,6 +141,44 @@ class WriteResult:
             summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
             metrics=_metrics(doc.get("metrics") or {}),
             merge=cast(MergeCounts, {str(k): int(v) for k, v in (doc.get("merge") or {}).items()}),
+            skipped=bool(doc.get("skipped", False)),
+            last_batch_id=int(doc["last_batch_id"]) if doc.get("last_batch_id") is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class CommittedBatch:
+    """The last batch a streaming query committed on a branch (:meth:`pyiceberg_go.Table.last_committed_batch`).
+
+    ``summary`` is that snapshot's summary, with any ``snapshot-property.*``
+    the write added (a source's offsets, say).
+
+    Example::
+
+        last = ig.table("local.db.t").last_committed_batch("q1")
+        next_batch = 0 if last is None else last.batch_id + 1
+    """
+
+    query_id: str
+    batch_id: int
+    snapshot_id: int
+    timestamp_ms: int
+    summary: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> CommittedBatch:
+        """Build one from the ``last`` object of a ``last_committed_batch`` result (docs/abi.md#result).
+
+        Example::
+
+            CommittedBatch.from_document({"query_id": "q", "batch_id": 3, "snapshot_id": 1, "timestamp_ms": 0})
+        """
+        return cls(
+            query_id=str(doc["query_id"]),
+            batch_id=int(doc["batch_id"]),
+            snapshot_id=int(doc["snapshot_id"]),
+            timestamp_ms=int(doc["timestamp_ms"]),
+            summary={str(k): str(v) for k, v in (doc.get("summary") or {}).items()},
         )
 
 

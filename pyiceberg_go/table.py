@@ -11,6 +11,7 @@ from . import _session
 from .errors import InvalidArgumentError
 from .expressions import Column, _literal, to_sql
 from .results import (
+    CommittedBatch,
     ExpireSnapshotsResult,
     RefInfo,
     RefRemoval,
@@ -82,6 +83,10 @@ class Table:
         where: str | Column | None = None,
         as_of_timestamp: _dt.datetime | int | None = None,
         ref: str | None = None,
+        start_snapshot_id: int | None = None,
+        end_snapshot_id: int | None = None,
+        skip_overwrite_snapshots: bool = False,
+        skip_delete_snapshots: bool = False,
     ) -> dict[str, Any]:
         """The scan document (docs/abi.md#scan) that :meth:`scan` and :meth:`to_arrow` send.
 
@@ -104,6 +109,14 @@ class Table:
             doc["columns"] = [str(c) for c in columns]
         if where is not None:
             doc["filter"] = to_sql(where, "scan filter")
+        if start_snapshot_id is not None:
+            doc["start_snapshot_id"] = _int_arg("start_snapshot_id", start_snapshot_id)
+        if end_snapshot_id is not None:
+            doc["end_snapshot_id"] = _int_arg("end_snapshot_id", end_snapshot_id)
+        if skip_overwrite_snapshots:
+            doc["skip_overwrite_snapshots"] = True
+        if skip_delete_snapshots:
+            doc["skip_delete_snapshots"] = True
         return doc
 
     def scan(
@@ -113,6 +126,10 @@ class Table:
         snapshot_id: int | None = None,
         as_of_timestamp: _dt.datetime | int | None = None,
         ref: str | None = None,
+        start_snapshot_id: int | None = None,
+        end_snapshot_id: int | None = None,
+        skip_overwrite_snapshots: bool = False,
+        skip_delete_snapshots: bool = False,
     ) -> ScanStream:
         """Open a scan of the table (its current snapshot, or ``snapshot_id``) as an Arrow C stream.
 
@@ -126,12 +143,33 @@ class Table:
         :meth:`delete`). The result is read once by any Arrow consumer, with or
         without pyarrow; see :class:`ScanStream`.
 
+        Incremental reads, as Spark's ``start-snapshot-id`` / ``end-snapshot-id``:
+        ``start_snapshot_id`` (exclusive) to ``end_snapshot_id`` (inclusive, default
+        the current snapshot) returns the rows the append snapshots in between
+        added. An overwrite or delete snapshot in the range raises
+        :class:`ValidationError` unless ``skip_overwrite_snapshots`` /
+        ``skip_delete_snapshots`` (Spark's batch read skips both silently).
+
         Example::
 
             import polars as pl
             df = pl.DataFrame(ig.table("local.db.events").scan(columns=["id", "ts"], where="id > 100"))
+            new_rows = ig.table("local.db.events").scan(start_snapshot_id=last_seen).to_arrow()
         """
-        return ScanStream(self._session, self.scan_document(snapshot_id, columns, where, as_of_timestamp, ref))
+        return ScanStream(
+            self._session,
+            self.scan_document(
+                snapshot_id,
+                columns,
+                where,
+                as_of_timestamp,
+                ref,
+                start_snapshot_id,
+                end_snapshot_id,
+                skip_overwrite_snapshots,
+                skip_delete_snapshots,
+            ),
+        )
 
     def to_arrow(
         self,
@@ -139,9 +177,14 @@ class Table:
         columns: Sequence[str] | None = None,
         as_of_timestamp: _dt.datetime | int | None = None,
         ref: str | None = None,
+        start_snapshot_id: int | None = None,
+        end_snapshot_id: int | None = None,
+        skip_overwrite_snapshots: bool = False,
+        skip_delete_snapshots: bool = False,
     ) -> pyarrow.Table:
         """Read the table (its current snapshot, or ``snapshot_id``, ``as_of_timestamp``, ``ref``
-        as in :meth:`scan`) into a pyarrow Table.
+        or the incremental range ``start_snapshot_id`` .. ``end_snapshot_id`` as in :meth:`scan`)
+        into a pyarrow Table.
 
         Example::
 
@@ -150,7 +193,16 @@ class Table:
             tagged = t.to_arrow(ref="2024-q1")
         """
         _require_pyarrow("Table.to_arrow()")
-        return self.scan(columns=columns, snapshot_id=snapshot_id, as_of_timestamp=as_of_timestamp, ref=ref).to_arrow()
+        return self.scan(
+            columns=columns,
+            snapshot_id=snapshot_id,
+            as_of_timestamp=as_of_timestamp,
+            ref=ref,
+            start_snapshot_id=start_snapshot_id,
+            end_snapshot_id=end_snapshot_id,
+            skip_overwrite_snapshots=skip_overwrite_snapshots,
+            skip_delete_snapshots=skip_delete_snapshots,
+        ).to_arrow()
 
     def rollback_to_snapshot(self, snapshot_id: int) -> RollbackResult:
         """Set main back to ``snapshot_id``, an ancestor of main's head (Spark's ``rollback_to_snapshot``).
@@ -494,6 +546,23 @@ class Table:
             rw["options"] = _session._str_map("options", options)
         doc: dict[str, Any] = {"op": "rewrite_data_files", "table": self.identifier, "rewrite": rw}
         return RewriteDataFilesResult.from_document(self._session._execute(doc))
+
+    def last_committed_batch(self, query_id: str) -> CommittedBatch | None:
+        """The last batch streaming query ``query_id`` committed on main (or the identifier's branch), or ``None``.
+
+        The table is the stream's checkpoint: resume at ``batch_id + 1``, from
+        the offsets the batch's ``snapshot-property.*`` options left in ``summary``.
+
+        Example::
+
+            last = ig.table("local.db.t").last_committed_batch("q1")
+            start = 0 if last is None else last.batch_id + 1
+        """
+        doc = self._session._execute(
+            {"op": "last_committed_batch", "table": self.identifier, "stream": {"query_id": query_id}}
+        )
+        last = doc.get("last")
+        return CommittedBatch.from_document(last) if last else None
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):

@@ -205,6 +205,7 @@ class DataFrameWriterV2:
         self._location: str | None = None
         self._options: dict[str, str] = {}
         self._sort_order: list[str] | None = None
+        self._stream: dict[str, Any] | None = None
 
     @property
     def session(self) -> Session:
@@ -315,6 +316,26 @@ class DataFrameWriterV2:
     #: Spark SQL's name for :meth:`sortedBy`.
     writeOrderedBy = sortedBy
 
+    def streamBatch(self, query_id: str, batch_id: int) -> DataFrameWriterV2:
+        """Make this write batch ``batch_id`` of streaming query ``query_id``, committed exactly once.
+
+        The snapshot summary records ``spark.sql.streaming.queryId`` and
+        ``spark.sql.streaming.epochId`` as Spark's streaming sink does. A batch
+        id at or below the last one the query committed on the target branch
+        commits nothing: the result has ``skipped=True`` (checked again in every
+        commit attempt). ``append``, ``overwritePartitions`` and ``overwrite``
+        take it; :meth:`pyiceberg_go.Table.last_committed_batch` reads it back.
+
+        Example::
+
+            r = ig.writeTo(df, "local.db.t").streamBatch("q1", 7).option("snapshot-property.offset", "42").append()
+            r.skipped  # True when batch 7 (or later) of q1 was committed before
+        """
+        if not isinstance(query_id, str) or not query_id.strip():
+            raise ValueError("streamBatch(): query_id must be a non-empty str")
+        self._stream = {"query_id": query_id, "batch_id": _int_batch(batch_id)}
+        return self
+
     def request_document(self, op: str) -> dict[str, Any]:
         """The request document (docs/abi.md#request) this builder sends for ``op``.
 
@@ -333,6 +354,8 @@ class DataFrameWriterV2:
             doc["options"] = dict(self._options)
         if self._sort_order is not None:
             doc["sort_order"] = list(self._sort_order)
+        if self._stream is not None:
+            doc["stream"] = dict(self._stream)
         return doc
 
     def _write(self, op: str) -> WriteResult:
@@ -403,6 +426,12 @@ class DataFrameWriterV2:
         doc = self.request_document("overwrite")
         doc["filter"] = to_sql(condition, "overwrite condition")
         return WriteResult.from_document(self._session._execute(doc, self._df))
+
+
+def _int_batch(v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"streamBatch(): batch_id must be an int >= 0, got {v!r}")
+    return v
 
 
 def writeTo(df: ArrowData, table: str) -> DataFrameWriterV2:

@@ -30,6 +30,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/rowlevel"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stream"
 	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 	"github.com/pyiceberg-go/pyiceberg-go/core/version"
 	"github.com/pyiceberg-go/pyiceberg-go/core/write"
@@ -101,9 +102,12 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		if sel.Kind == "branch" {
 			w.Target = stage.Target{Branch: sel.Name, Explicit: true}
 		}
-		return run(ctx, w)
+		res, err := run(ctx, w)
+		return skipped(w, res, err)
 	}
 	switch req.Op {
+	case request.OpLastCommittedBatch:
+		return lastCommittedBatch(ctx, cat, id, ident, sel, req.Stream.QueryID)
 	case request.OpSnapshots:
 		return snapshots(ctx, cat, id, ident)
 	case request.OpTableInfo:
@@ -127,6 +131,13 @@ func run(ctx context.Context, w *write.Writer) (any, error) {
 	if err := refs.ResolveTarget(&w.Committer, w.Req.Op, existing, p.Eff.WapID, p.Eff.WapBranch); err != nil {
 		return nil, err
 	}
+	// A batch committed before is not written at all (every commit
+	// attempt checks again).
+	if existing != nil {
+		if err := w.CheckStream(existing.Metadata()); err != nil {
+			return nil, err
+		}
+	}
 	switch op {
 	case request.OpDelete, request.OpUpdate, request.OpOverwrite, request.OpMerge, request.OpOverwritePartitions:
 		return rowlevel.Run(ctx, w, op, p, existing)
@@ -138,6 +149,39 @@ func run(ctx context.Context, w *write.Writer) (any, error) {
 		return res, nil
 	}
 	return w.Write(ctx, op, p)
+}
+
+// skipped turns the outcome of a streaming batch that was committed
+// before into a result saying so.
+func skipped(w *write.Writer, res any, err error) (any, error) {
+	a, ok := stream.Skipped(err)
+	if !ok {
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	last := a.Last.BatchID
+	return &Result{Table: w.ID.String(), Skipped: true, LastBatchID: &last}, nil
+}
+
+// lastCommittedBatch reads the last batch queryID committed on the
+// identifier's branch or tag (main by default).
+func lastCommittedBatch(ctx context.Context, cat *catalog.Catalog, id request.Identifier, ident table.Identifier, sel refs.Selector, queryID string) (any, error) {
+	t, err := cat.LoadTable(ctx, ident)
+	if err != nil {
+		return nil, catalog.MapErr(err, id)
+	}
+	m := t.Metadata()
+	ref := table.MainBranch
+	if sel.Kind != "" {
+		ref = sel.Name
+	}
+	last, err := stream.Last(m, m.SnapshotByName(ref), queryID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"table": id.String(), "ref": ref, "query_id": queryID, "last": last}, nil
 }
 
 // LoadRef loads the table a read names and the snapshot its branch or tag

@@ -75,7 +75,7 @@ func CheckUse(ctx context.Context, cat *catalog.Catalog, op string, lit, base re
 			return lit, Selector{}, nil
 		}
 		return lit, sel, fmt.Errorf("%w: %s cannot target %s %q of table %s: it writes the whole table", errs.ErrInvalidArgument, op, sel.Kind, sel.Name, base)
-	case request.OpSnapshots, request.OpTableInfo, request.OpScan:
+	case request.OpSnapshots, request.OpTableInfo, request.OpScan, request.OpLastCommittedBatch:
 		return base, sel, nil
 	}
 	if sel.Kind == "tag" && (request.IsWrite(op) || request.IsRowLevel(op)) {

@@ -28,6 +28,11 @@ type Result struct {
 	// Merge holds a merge's row counts (num-target-rows-* without the
 	// spark.merge-into. prefix).
 	Merge map[string]int64 `json:"merge,omitempty"`
+	// Skipped says a streaming write's batch was committed before by its
+	// query on the target branch: nothing was committed (SnapshotID nil),
+	// and LastBatchID is the query's last committed batch.
+	Skipped     bool   `json:"skipped,omitempty"`
+	LastBatchID *int64 `json:"last_batch_id,omitempty"`
 }
 
 // Metrics of a write.

@@ -73,6 +73,10 @@ const (
 	// OpRewriteDataFiles compacts data files as Rewrite describes
 	// (core/rowlevel, compact.go).
 	OpRewriteDataFiles = "rewrite_data_files"
+
+	// OpLastCommittedBatch reads the last batch Stream.QueryID committed
+	// on the identifier's branch (main by default): core/stream.
+	OpLastCommittedBatch = "last_committed_batch"
 )
 
 var ops = map[string]bool{
@@ -83,6 +87,7 @@ var ops = map[string]bool{
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
+	OpLastCommittedBatch: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -159,6 +164,48 @@ type Request struct {
 	SpecID *int `json:"spec_id,omitempty"`
 	// Rewrite holds rewrite_data_files' arguments.
 	Rewrite *Rewrite `json:"rewrite,omitempty"`
+
+	// StartSnapshotID (exclusive) and EndSnapshotID (inclusive; default
+	// main's head) make a scan an incremental read of the rows the append
+	// snapshots between them added (Spark's start-snapshot-id and
+	// end-snapshot-id); an overwrite or delete snapshot in the range fails
+	// it unless SkipOverwriteSnapshots / SkipDeleteSnapshots.
+	StartSnapshotID        *int64 `json:"start_snapshot_id,omitempty"`
+	EndSnapshotID          *int64 `json:"end_snapshot_id,omitempty"`
+	SkipOverwriteSnapshots bool   `json:"skip_overwrite_snapshots,omitempty"`
+	SkipDeleteSnapshots    bool   `json:"skip_delete_snapshots,omitempty"`
+
+	// Stream makes a write one batch of a streaming query, committed
+	// exactly once (append, overwritePartitions, overwrite); it names the
+	// query last_committed_batch looks up.
+	Stream *Stream `json:"stream,omitempty"`
+}
+
+// Stream identifies a streaming query and, for writes, its batch.
+type Stream struct {
+	QueryID string `json:"query_id"`
+	BatchID *int64 `json:"batch_id,omitempty"`
+}
+
+// validateStream checks Stream against the operation.
+func (r *Request) validateStream() error {
+	switch {
+	case r.Op == OpLastCommittedBatch && r.Stream == nil:
+		return fmt.Errorf("%w: last_committed_batch needs stream.query_id", errs.ErrInvalidArgument)
+	case r.Stream == nil:
+		return nil
+	case r.Op != OpLastCommittedBatch && r.Op != OpAppend && r.Op != OpOverwritePartitions && r.Op != OpOverwrite:
+		return fmt.Errorf("%w: operation %s takes no stream (append, overwritePartitions, overwrite, last_committed_batch)", errs.ErrInvalidArgument, r.Op)
+	case strings.TrimSpace(r.Stream.QueryID) == "":
+		return fmt.Errorf("%w: stream.query_id is empty", errs.ErrInvalidArgument)
+	case r.Op == OpLastCommittedBatch && r.Stream.BatchID != nil:
+		return fmt.Errorf("%w: last_committed_batch takes no stream.batch_id", errs.ErrInvalidArgument)
+	case r.Op != OpLastCommittedBatch && r.Stream.BatchID == nil:
+		return fmt.Errorf("%w: a streaming %s needs stream.batch_id", errs.ErrInvalidArgument, r.Op)
+	case r.Stream.BatchID != nil && *r.Stream.BatchID < 0:
+		return fmt.Errorf("%w: stream.batch_id %d is negative", errs.ErrInvalidArgument, *r.Stream.BatchID)
+	}
+	return nil
 }
 
 // Rewrite is the arguments of Spark's rewrite_data_files procedure:
@@ -302,6 +349,20 @@ func (r *Request) validateRead() error {
 			return fmt.Errorf("%w: inspect takes metadata_table and snapshot_id only", errs.ErrInvalidArgument)
 		}
 	}
+	incremental := r.StartSnapshotID != nil || r.EndSnapshotID != nil || r.SkipOverwriteSnapshots || r.SkipDeleteSnapshots
+	switch {
+	case incremental && r.Op != OpScan:
+		return fmt.Errorf("%w: operation %s takes no start_snapshot_id, end_snapshot_id or skip_*_snapshots", errs.ErrInvalidArgument, r.Op)
+	case !incremental:
+	case n > 0:
+		// Spark's SparkScanBuilder.
+		return fmt.Errorf("%w: Cannot set start-snapshot-id and end-snapshot-id for incremental scans when either snapshot-id or as-of-timestamp is set", errs.ErrInvalidArgument)
+	case r.StartSnapshotID == nil && r.EndSnapshotID != nil:
+		//lint:ignore ST1005 Spark's message, word for word
+		return fmt.Errorf("%w: Cannot set only `end-snapshot-id` for incremental scans. Please, set `start-snapshot-id` too.", errs.ErrInvalidArgument)
+	case r.StartSnapshotID == nil:
+		return fmt.Errorf("%w: skip_overwrite_snapshots and skip_delete_snapshots apply to incremental scans (start_snapshot_id)", errs.ErrInvalidArgument)
+	}
 	if r.MetadataTable != "" && r.Op != OpInspect {
 		return fmt.Errorf("%w: operation %s takes no metadata_table", errs.ErrInvalidArgument, r.Op)
 	}
@@ -370,6 +431,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, err
 	}
 	if err := r.validateMaintenance(); err != nil {
+		return nil, err
+	}
+	if err := r.validateStream(); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -172,6 +172,9 @@ func (w *writer) commitDelta(ctx context.Context, p *write.Plan, start *table.Sn
 		if err := write.CheckSchemaUnchanged(head.Metadata(), p); err != nil {
 			return err
 		}
+		if err := w.CheckStream(head.Metadata()); err != nil {
+			return err
+		}
 		if err := w.validateIsolation(ctx, head, start, level, scopeOf(head)); err != nil {
 			return err
 		}

@@ -240,6 +240,9 @@ func (w *writer) commitChange(ctx context.Context, p *write.Plan, planFn func(t 
 	if err := write.CheckSchemaUnchanged(t.Metadata(), p); err != nil {
 		return nil, false, err
 	}
+	if err := w.CheckStream(t.Metadata()); err != nil {
+		return nil, false, err
+	}
 	c, err := planFn(t)
 	if err != nil {
 		return nil, false, err

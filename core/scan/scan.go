@@ -1,6 +1,7 @@
 // Package scan reads tables back as a stream of Arrow batches: the current
 // snapshot, a given one, the one current at a time, or a branch's or tag's
-// (refs.ReadSnapshot), with a column projection
+// (refs.ReadSnapshot), or the rows appended between two snapshots
+// (incremental.go, refs.AppendsBetween), with a column projection
 // and a row filter in the expression language (core/expr).
 //
 // Files are planned by iceberg-go, pruned by the filter's partition values
@@ -51,15 +52,23 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	var opts []table.ScanOption
 	// The identifier's branch_/tag_ suffix, snapshot_id, as_of_timestamp_ms
 	// or ref: at most one.
-	at, err := refs.ReadSnapshot(t, refSnap, req)
+	incremental := req.StartSnapshotID != nil
+	var at *table.Snapshot
+	if incremental {
+		at, err = incrementalEnd(t, refSnap, req)
+	} else {
+		at, err = refs.ReadSnapshot(t, refSnap, req)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if at != nil {
 		opts = append(opts, table.WithSnapshotID(at.SnapshotID))
 	}
+	// An incremental read has the table's schema, as Java's
+	// IncrementalAppendScan; a snapshot's read the snapshot's.
 	sc := t.Schema()
-	if at != nil && at.SchemaID != nil {
+	if at != nil && at.SchemaID != nil && !incremental {
 		if old := t.Metadata().Schemas(); len(old) > 0 {
 			for _, s := range old {
 				if s.ID == *at.SchemaID {
@@ -126,9 +135,14 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	if filter != nil {
 		planOpts = append(planOpts, table.WithRowFilter(filter.Iceberg()))
 	}
-	tasks, err := t.Scan(planOpts...).PlanFiles(ctx)
+	var tasks []table.FileScanTask
+	if incremental {
+		tasks, err = appendedFiles(ctx, t, at, req)
+	} else if tasks, err = t.Scan(planOpts...).PlanFiles(ctx); err != nil {
+		err = fmt.Errorf("%w: planning the read of %s: %v", errs.ErrIO, req.Table, err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: planning the read of %s: %v", errs.ErrIO, req.Table, err)
+		return nil, err
 	}
 	// Our filter decides which rows stay: the tasks carry no residual of
 	// the pruning predicate, and the reading scan has no row filter.

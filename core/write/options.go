@@ -8,6 +8,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stream"
 	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
@@ -144,6 +145,8 @@ var reservedSummaryKeys = map[string]bool{
 	"added-delete-files": true, "removed-delete-files": true, "added-position-deletes": true, "removed-position-deletes": true,
 	"added-equality-deletes": true, "removed-equality-deletes": true, "replace-partitions": true,
 	"added-dvs": true, "removed-dvs": true,
+	// A streaming write's identity comes from its stream batch only.
+	stream.QueryIDKey: true, stream.EpochIDKey: true,
 }
 
 // Isolation levels of an operation that commits on a head other writers

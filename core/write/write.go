@@ -41,6 +41,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/schema"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
+	"github.com/pyiceberg-go/pyiceberg-go/core/stream"
 )
 
 // Writer runs one write operation.
@@ -500,6 +501,9 @@ func (w *Writer) withOptions(p *Plan, order table.SortOrder) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b := w.StreamBatch(); b != nil {
+		maps.Copy(eff.SnapshotProps, b.Props())
+	}
 	p.Eff = eff
 	if p.sorter, err = layout.NewSorter(order, p.Schema); err != nil {
 		return nil, err
@@ -725,9 +729,31 @@ func (w *Writer) Publish(ctx context.Context, p *Plan, reqs []table.Requirement,
 	return w.Committer.Publish(ctx, p.Props, p.Location, reqs, updates, w.keptSnapshot)
 }
 
+// StreamBatch is the streaming batch the write commits (nil: none).
+func (w *Writer) StreamBatch() *stream.Batch {
+	if w.Req.Stream == nil || w.Req.Stream.BatchID == nil {
+		return nil
+	}
+	return &stream.Batch{QueryID: w.Req.Stream.QueryID, ID: *w.Req.Stream.BatchID}
+}
+
+// CheckStream fails with a *stream.AlreadyCommitted when the write's
+// streaming batch is already committed on its branch in m; every commit
+// attempt calls it on the head it commits on.
+func (w *Writer) CheckStream(m table.Metadata) error {
+	b := w.StreamBatch()
+	if b == nil {
+		return nil
+	}
+	return stream.Check(m, w.Head(m), *b)
+}
+
 func (w *Writer) commitAppend(ctx context.Context, p *Plan, wr Written) (*table.Table, error) {
 	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.CheckStream(t.Metadata()); err != nil {
 		return nil, err
 	}
 	if len(wr.Files) == 0 {

@@ -635,6 +635,41 @@ int main(int argc, char **argv) {
   CHECK(released == 1, "delete with a stream: stream released %d times", released);
   drop_error(&err);
 
+  /* A streaming batch commits once: its replay is skipped, last_committed_batch reads it back. */
+  make_stream(&in, 0, 10, 1, 0, &released);
+  st = execute(session, "{\"op\":\"create\",\"table\":\"local.db.ts\"}", &in, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "create ts: %s", err.message ? err.message : "");
+  pig_free(result);
+  drop_error(&err);
+  const char *batch_req = "{\"op\":\"append\",\"table\":\"local.db.ts\",\"stream\":{\"query_id\":\"q\",\"batch_id\":3},"
+                          "\"options\":{\"snapshot-property.source.offset\":\"40\"}}";
+  for (int i = 0; i < 2; i++) {
+    make_stream(&in, 10, 10, 1, 0, &released);
+    st = execute(session, batch_req, &in, 0, &result, &err);
+    CHECK(st == PIG_STATUS_OK, "stream batch %d: %s", i, err.message ? err.message : "");
+    CHECK(released == 1, "stream batch %d: stream released %d times", i, released);
+    if (result != NULL && i == 0) {
+      CHECK(strstr(result, "\"spark.sql.streaming.epochId\":\"3\"") != NULL, "batch summary: %s", result);
+      CHECK(strstr(result, "\"skipped\"") == NULL, "first batch skipped: %s", result);
+    }
+    if (result != NULL && i == 1) {
+      CHECK(strstr(result, "\"skipped\":true") != NULL && strstr(result, "\"last_batch_id\":3") != NULL &&
+                strstr(result, "\"snapshot_id\":null") != NULL,
+            "replayed batch: %s", result);
+    }
+    pig_free(result);
+    drop_error(&err);
+  }
+  st = execute(session, "{\"op\":\"last_committed_batch\",\"table\":\"local.db.ts\",\"stream\":{\"query_id\":\"q\"}}",
+               NULL, 0, &result, &err);
+  CHECK(st == PIG_STATUS_OK, "last_committed_batch: %s", err.message ? err.message : "");
+  if (result != NULL) {
+    CHECK(strstr(result, "\"batch_id\":3") != NULL && strstr(result, "\"source.offset\":\"40\"") != NULL,
+          "last_committed_batch: %s", result);
+  }
+  pig_free(result);
+  drop_error(&err);
+
   scan_check(session);
 
   CHECK(pig_session_release(session) == PIG_STATUS_OK, "release session");

@@ -1,0 +1,66 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+)
+
+// incrementalEnd is the end snapshot of an incremental read: end_snapshot_id
+// or main's head (nil: an empty table, no rows).
+func incrementalEnd(t *table.Table, refSnap *int64, req *request.Request) (*table.Snapshot, error) {
+	if refSnap != nil {
+		return nil, fmt.Errorf("%w: %s: an incremental read takes no branch_/tag_ identifier (give end_snapshot_id)", errs.ErrInvalidArgument, req.Table)
+	}
+	if req.EndSnapshotID == nil {
+		return t.CurrentSnapshot(), nil
+	}
+	sn := t.Metadata().SnapshotByID(*req.EndSnapshotID)
+	if sn == nil {
+		return nil, fmt.Errorf("%w: Cannot find end snapshot: %d", errs.ErrInvalidArgument, *req.EndSnapshotID)
+	}
+	return sn, nil
+}
+
+// appendedFiles plans the data files the append snapshots of (start, end]
+// added, without delete files, as Java's IncrementalAppendScan: the
+// entries ADDED by those snapshots in the manifests they wrote.
+func appendedFiles(ctx context.Context, t *table.Table, end *table.Snapshot, req *request.Request) ([]table.FileScanTask, error) {
+	snaps, err := refs.AppendsBetween(t.Metadata(), *req.StartSnapshotID, end, req.SkipOverwriteSnapshots, req.SkipDeleteSnapshots)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
+	}
+	var tasks []table.FileScanTask
+	for _, sn := range snaps {
+		manifests, err := sn.Manifests(fs)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+		}
+		for _, m := range manifests {
+			if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != sn.SnapshotID {
+				continue
+			}
+			for e, err := range m.Entries(fs, true) {
+				if err != nil {
+					return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
+				}
+				if e.Status() != iceberg.EntryStatusADDED || e.SnapshotID() != sn.SnapshotID {
+					continue
+				}
+				df := e.DataFile()
+				tasks = append(tasks, table.FileScanTask{File: df, Start: 0, Length: df.FileSizeBytes()})
+			}
+		}
+	}
+	return tasks, nil
+}
