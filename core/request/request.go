@@ -69,6 +69,11 @@ const (
 	// same names.
 	OpExpireSnapshots   = "expire_snapshots"
 	OpRemoveOrphanFiles = "remove_orphan_files"
+
+	// OpUpdateTable changes the table's metadata only (core/evolve):
+	// schema, partition spec, sort order and properties, as Changes list
+	// them, in one commit.
+	OpUpdateTable = "update_table"
 )
 
 var ops = map[string]bool{
@@ -78,7 +83,7 @@ var ops = map[string]bool{
 	OpCreateBranch: true, OpCreateTag: true, OpFastForward: true, OpRemoveBranch: true, OpRemoveTag: true,
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
-	OpExpireSnapshots: true, OpRemoveOrphanFiles: true,
+	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpUpdateTable: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -150,6 +155,13 @@ type Request struct {
 	CleanExpiredMetadata bool `json:"clean_expired_metadata,omitempty"`
 	// DryRun lists orphan files without deleting them (remove_orphan_files).
 	DryRun bool `json:"dry_run,omitempty"`
+
+	// Changes are update_table's changes (see Change).
+	Changes []Change `json:"changes,omitempty"`
+	// AllowIncompatibleChanges lets update_table's schema changes make an
+	// optional column required and add required columns (PyIceberg's
+	// update_schema(allow_incompatible_changes=True)).
+	AllowIncompatibleChanges bool `json:"allow_incompatible_changes,omitempty"`
 }
 
 // Merge is MERGE INTO's ON condition and WHEN clauses.
@@ -229,6 +241,22 @@ func IsRowLevel(op string) bool {
 
 var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket\[(\d+)\]|truncate\[(\d+)\])$`)
 
+// checkTransform checks a partition transform's text.
+func checkTransform(tr string) error {
+	m := transformRe.FindStringSubmatch(tr)
+	if m == nil {
+		return fmt.Errorf("%w: unknown transform %q (identity, year, month, day, hour, bucket[N], truncate[W], void)", errs.ErrInvalidArgument, tr)
+	}
+	for _, n := range m[2:] {
+		if n != "" {
+			if v, err := strconv.Atoi(n); err != nil || v <= 0 || v > math.MaxInt32 {
+				return fmt.Errorf("%w: %s needs a width from 1 to %d", errs.ErrInvalidArgument, tr, math.MaxInt32)
+			}
+		}
+	}
+	return nil
+}
+
 // Decode parses and validates a request document.
 func Decode(doc []byte) (*Request, error) { return decode(doc, "") }
 
@@ -299,16 +327,8 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
 	}
 	for i, pf := range r.PartitionBy {
-		m := transformRe.FindStringSubmatch(pf.Transform)
-		if m == nil {
-			return nil, fmt.Errorf("%w: partition_by[%d]: unknown transform %q (identity, year, month, day, hour, bucket[N], truncate[W], void)", errs.ErrInvalidArgument, i, pf.Transform)
-		}
-		for _, n := range m[2:] {
-			if n != "" {
-				if v, err := strconv.Atoi(n); err != nil || v <= 0 || v > math.MaxInt32 {
-					return nil, fmt.Errorf("%w: partition_by[%d]: %s needs a width from 1 to %d", errs.ErrInvalidArgument, i, pf.Transform, math.MaxInt32)
-				}
-			}
+		if err := checkTransform(pf.Transform); err != nil {
+			return nil, fmt.Errorf("partition_by[%d]: %w", i, err)
 		}
 		if strings.TrimSpace(pf.Column) == "" {
 			return nil, fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
@@ -343,6 +363,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, err
 	}
 	if err := r.validateMaintenance(); err != nil {
+		return nil, err
+	}
+	if err := r.validateChanges(); err != nil {
 		return nil, err
 	}
 	return &r, nil
