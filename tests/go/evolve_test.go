@@ -3,15 +3,18 @@ package gotests
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/evolve"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 )
 
@@ -87,9 +90,32 @@ func TestEvolveSchemaKeepsIDsAndAssignsNewOnes(t *testing.T) {
 	if after.CurrentSnapshot().SnapshotID != before.CurrentSnapshot().SnapshotID {
 		t.Error("a schema change made a snapshot")
 	}
-	// Old rows read with the new name.
-	if got := len(readRows(t, s, name, nil)); got != 10 {
-		t.Errorf("read %d rows after the change, want 10", got)
+	// Old rows read with the new schema: new names, new columns null.
+	rdr, err := scan.Read(ctxT(t), s, &request.Request{Op: request.OpScan, Table: name}, memory.DefaultAllocator, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var names []string
+	for _, f := range rdr.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	if want := []string{"extra", "id", "full_name", "ts", "cat", "addr"}; !slices.Equal(names, want) {
+		t.Errorf("read columns %v, want %v", names, want)
+	}
+	rows, nulls := 0, 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rows += int(rec.NumRows())
+		nulls += rec.Column(0).NullN()
+	}
+	if rows != 10 || nulls != 10 {
+		t.Errorf("read %d rows, %d null extras; want 10 and 10", rows, nulls)
+	}
+	// Time travel to the snapshot reads with the snapshot's schema, as Spark.
+	snap := before.CurrentSnapshot().SnapshotID
+	if got := readRows(t, s, name, &snap); len(got) != 10 {
+		t.Errorf("time travel read %d rows with the old names, want 10", len(got))
 	}
 }
 
