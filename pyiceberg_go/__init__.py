@@ -44,6 +44,7 @@ from .errors import (
     TableAlreadyExistsError,
     ValidationError,
 )
+from .evolution import UpdateResult, UpdateSchema, UpdateSortOrder, UpdateSpec
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
@@ -147,6 +148,10 @@ __all__ = [
     "StreamConsumedError",
     "Table",
     "TableAlreadyExistsError",
+    "UpdateResult",
+    "UpdateSchema",
+    "UpdateSortOrder",
+    "UpdateSpec",
     "ValidationError",
     "WriteMetrics",
     "WriteResult",

@@ -128,7 +128,7 @@ func (r *Request) validateChanges() error {
 		return fmt.Errorf("%w: update_table needs at least one change", errs.ErrInvalidArgument)
 	}
 	other := r.PartitionBy != nil || r.Properties != nil || r.Location != "" || r.Options != nil || r.SnapshotID != nil ||
-		r.Columns != nil || r.SortOrder != nil || r.Ref != "" || r.InputInMemory
+		r.Columns != nil || r.SortOrder != nil || r.Ref != ""
 	if other {
 		return fmt.Errorf("%w: update_table takes table, changes and allow_incompatible_changes only", errs.ErrInvalidArgument)
 	}
