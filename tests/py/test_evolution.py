@@ -232,6 +232,8 @@ STEPS: list[Any] = [
         lambda t: t.set_properties({"k": "v"}, **{"write.delete.mode": "merge-on-read"}),
     ),
     ("UNSET TBLPROPERTIES ('k')", lambda t: t.remove_properties("k")),
+    # c1 is the source of an identity partition field: the field keeps its name.
+    ("RENAME COLUMN c1 TO c0", lambda t: t.update_schema().rename_column("c1", "c0").commit()),
     WRITE,
 ]
 
