@@ -27,6 +27,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/stage"
+	"github.com/pyiceberg-go/pyiceberg-go/core/testhooks"
 )
 
 // Result describes the table after an update_table.
@@ -73,8 +74,9 @@ func Describe(m table.Metadata) (Description, error) {
 
 // Run applies req's changes (schema first, then the partition spec, the
 // sort order and the properties) to table id in one commit. input is the
-// Arrow schema union_by_name unions with (nil: none).
-func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request, input *arrow.Schema) (*Result, error) {
+// Arrow schema union_by_name unions with (nil: none); conf is the
+// session's configuration (the test hooks' commit pause).
+func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request, input *arrow.Schema, conf map[string]string) (*Result, error) {
 	ident := catalog.TableIdent(id)
 	t, err := cat.LoadTable(ctx, ident)
 	if err != nil {
@@ -86,11 +88,19 @@ func Run(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *
 		return nil, err
 	}
 	var out *Result
+	// Tests commit a concurrent change here, after the first attempt's base
+	// was read and outside the commit lock (builds with the hooks only).
+	testhooks.CommitDelay(conf)
+	base := t
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
-		t, err := cat.LoadTable(ctx, ident)
-		if err != nil {
-			return err
+		t := base
+		if t == nil {
+			var err error
+			if t, err = cat.LoadTable(ctx, ident); err != nil {
+				return err
+			}
 		}
+		base = nil // a retry re-plans on the table as it is then
 		m := t.Metadata()
 		reqs, updates, err := plan(ctx, c, t, req, input)
 		if err != nil {

@@ -90,7 +90,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return refs.Run(ctx, cat, id, req)
 	}
 	if req.Op == request.OpUpdateTable {
-		return updateTable(ctx, cat, id, req, input)
+		return updateTable(ctx, s, cat, id, req, input)
 	}
 	if maintenance.Handles(req.Op) {
 		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident}, req, time.Now())
@@ -141,7 +141,7 @@ func run(ctx context.Context, w *write.Writer) (*Result, error) {
 
 // updateTable runs update_table; its input stream, allowed only with
 // union_by_name, gives that change its Arrow schema (its rows are not read).
-func updateTable(ctx context.Context, cat *catalog.Catalog, id request.Identifier, req *request.Request, input array.RecordReader) (any, error) {
+func updateTable(ctx context.Context, s *session.Session, cat *catalog.Catalog, id request.Identifier, req *request.Request, input array.RecordReader) (any, error) {
 	union := slices.ContainsFunc(req.Changes, func(c request.Change) bool { return c.Action == request.ActionUnionByName })
 	switch {
 	case union && input == nil:
@@ -149,9 +149,9 @@ func updateTable(ctx context.Context, cat *catalog.Catalog, id request.Identifie
 	case !union && input != nil:
 		return nil, fmt.Errorf("%w: update_table takes an input stream only with union_by_name", errs.ErrInvalidArgument)
 	case union:
-		return evolve.Run(ctx, cat, id, req, input.Schema())
+		return evolve.Run(ctx, cat, id, req, input.Schema(), s.Conf())
 	}
-	return evolve.Run(ctx, cat, id, req, nil)
+	return evolve.Run(ctx, cat, id, req, nil, s.Conf())
 }
 
 // LoadRef loads the table a read names and the snapshot its branch or tag

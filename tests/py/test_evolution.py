@@ -8,7 +8,8 @@
   names, widened types). v1 tables keep removed partition fields as void, as Spark's.
 - Generated sequences of schema changes checked against a plain Python model of the schema.
 - Bad changes: a typed error naming the column, nothing committed.
-- A schema change racing appends from another process: both commit, nothing is lost.
+- A schema change paused (test hooks) between planning and committing while another process
+  appends or changes the schema: both commit, or the second add of one column fails naming it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import multiprocessing as mp
 import re
-import subprocess
-import sys
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,7 +33,7 @@ from test_spark_evolved import assert_rows
 
 import pyiceberg_go as ig
 
-from conftest import duckdb_scan
+from conftest import HANG_S, CatalogDir, duckdb_scan, hooks_library, use_library
 from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
 T, S = "local.db.t", "local.db.s"  # ours and Spark's twin
@@ -494,30 +495,73 @@ def test_generated_schema_changes_match_the_model(ops: list[tuple[Any, ...]]) ->
     assert got.num_rows == 1 and got.column_names == model.names()
 
 
-# ---------------------------------------------------------------- a schema change racing appends
+# ---------------------------------------------------------------- a schema change racing other commits
 
 
-def test_schema_change_racing_appends_from_another_process(catalog_dir: Any) -> None:
-    data = pa.table({"id": pa.array(range(10), pa.int64()), "s": [str(i) for i in range(10)]})
-    ig.writeTo(data, T).create()
-    code = textwrap.dedent(
-        f"""
-        import pyarrow as pa, pyiceberg_go as ig
-        ig.configure(catalogs={{"local": {catalog_dir.properties!r}}})
-        for k in range(1, 9):
-            ig.writeTo(pa.table({{"id": pa.array(range(k * 10, k * 10 + 10), pa.int64()),
-                                  "s": [str(i) for i in range(10)]}}), "{T}").append()
-        print("done")
-        """
+def _slow_change(library: str, uri: str, warehouse: str, column: str, signal: str, release: str, out: Any) -> None:
+    """Adds ``column`` with a pause before its commit (the test-hooks library); reports what happened."""
+    use_library(library)
+    ig.configure(
+        catalogs={"local": {"type": "sql", "uri": uri, "warehouse": warehouse}},
+        conf={"test.hooks": "true", "test.commit-delay-signal": signal, "test.commit-delay-release": release},
     )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        r = ig.table(T).update_schema().add_column(column, "string").commit()
+        out.put(json.dumps({"ok": True, "schema_id": r["schema"]["schema-id"]}))
+    except ig.IcebergGoError as e:
+        out.put(json.dumps({"ok": False, "type": type(e).__name__, "message": str(e)}))
+
+
+def race(cat: CatalogDir, column: str, concurrent: Callable[[], Any]) -> dict[str, Any]:
+    """The schema change plans in another process and waits; ``concurrent`` commits here; then it commits."""
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    signal, release = cat.root / "waiting", cat.root / "release"
+    p = ctx.Process(
+        target=_slow_change, args=(hooks_library(), cat.uri, cat.warehouse, column, str(signal), str(release), out)
+    )
+    p.start()
+    deadline = time.monotonic() + HANG_S
+    while not signal.exists():  # the child has planned its change on the old metadata
+        assert p.is_alive() or signal.exists(), "the schema change ended before its commit pause"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    try:
+        concurrent()
+    finally:
+        release.touch()
+    res = dict(json.loads(out.get(timeout=HANG_S)))
+    p.join(timeout=HANG_S)
+    assert p.exitcode == 0
+    return res
+
+
+def _base() -> None:
+    ig.writeTo(pa.table({"id": pa.array(range(10), pa.int64())}), T).create()
+
+
+def test_schema_change_racing_an_append_both_commit(catalog_dir: CatalogDir) -> None:
+    _base()
+    appended = pa.table({"id": pa.array(range(10, 20), pa.int64())})
+    res = race(catalog_dir, "c", lambda: ig.writeTo(appended, T).append())
+    assert res["ok"], res
     t = ig.table(T)
-    added = []
-    for k in range(6):
-        t.update_schema().add_column(f"c{k}", "string").commit()
-        added.append(f"c{k}")
-    out, errout = proc.communicate(timeout=300)
-    assert proc.returncode == 0 and "done" in out, errout
+    assert [f["name"] for f in t.schema()["fields"]] == ["id", "c"]
     got = t.to_arrow()
-    assert sorted(got["id"].to_pylist()) == list(range(90)), "an append was lost"
-    assert [f["name"] for f in t.schema()["fields"]] == ["id", "s", *added], "a schema change was lost"
+    assert sorted(got["id"].to_pylist()) == list(range(20)), "the append was lost"
+    assert got["c"].null_count == 20
+    assert len(t.snapshots()) == 2
+
+
+def test_schema_changes_racing_each_other(catalog_dir: CatalogDir) -> None:
+    """Another column: retried on the new schema, both land. The same column: the loser fails naming it."""
+    _base()
+    res = race(catalog_dir, "a", lambda: ig.table(T).update_schema().add_column("b", "int").commit())
+    assert res["ok"], res
+    assert [f["name"] for f in ig.table(T).schema()["fields"]] == ["id", "b", "a"]
+    before = ig.table(T).metadata()["metadata_location"]
+    res = race(catalog_dir, "x", lambda: ig.table(T).update_schema().add_column("x", "string", doc="mine").commit())
+    assert not res["ok"] and res["type"] == "InvalidArgumentError" and "x" in res["message"], res
+    x = [f for f in ig.table(T).schema()["fields"] if f["name"] == "x"]
+    assert len(x) == 1 and x[0]["doc"] == "mine"
+    assert ig.table(T).metadata()["metadata_location"] != before
