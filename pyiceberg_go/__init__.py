@@ -44,7 +44,7 @@ from .errors import (
     TableAlreadyExistsError,
     ValidationError,
 )
-from .evolution import UpdateResult, UpdateSchema, UpdateSortOrder, UpdateSpec
+from .evolution import UpdateSchema, UpdateSortOrder, UpdateSpec
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
@@ -148,7 +148,6 @@ __all__ = [
     "StreamConsumedError",
     "Table",
     "TableAlreadyExistsError",
-    "UpdateResult",
     "UpdateSchema",
     "UpdateSortOrder",
     "UpdateSpec",

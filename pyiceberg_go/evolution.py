@@ -98,7 +98,12 @@ class _Update:
         return {"op": "update_table", "table": self._table.identifier, "changes": list(self._changes), **self._extra}
 
     def commit(self) -> UpdateResult:
-        """Send the changes (nothing to send: no call); the table's new metadata as :data:`UpdateResult`."""
+        """Send the changes (nothing to send: no call); the table's new metadata as :data:`UpdateResult`.
+
+        Example::
+
+            r = ig.table("local.db.t").update_schema().add_column("note", "string").commit()
+        """
         if not self._changes:
             self.result = {}
             return self.result
@@ -135,6 +140,10 @@ class UpdateSchema(_Update):
         """Add a column (optional unless ``required``, which needs ``allow_incompatible_changes``).
 
         A str ``path`` is one top-level name; nested columns are added with a tuple.
+
+        Example::
+
+            u.add_column(("addr", "zip"), "int", doc="postal code")
         """
         if isinstance(path, str):
             if "." in path:
@@ -146,7 +155,12 @@ class UpdateSchema(_Update):
         return self
 
     def rename_column(self, path_from: str | Sequence[str], new_name: str) -> UpdateSchema:
-        """Rename a column (nested: only its last part changes)."""
+        """Rename a column (nested: only its last part changes).
+
+        Example::
+
+            u.rename_column("addr.zip", "postcode")
+        """
         self._add("rename_column", path=_path(path_from), new_name=str(new_name))
         return self
 
@@ -158,43 +172,83 @@ class UpdateSchema(_Update):
         doc: str | None = None,
     ) -> UpdateSchema:
         """Widen a column's type (int->long, float->double, decimal precision), make it optional
-        (``required=False``) or set its doc."""
+        (``required=False``) or set its doc.
+
+        Example::
+
+            u.update_column("n", field_type="long", doc="widened")
+        """
         t = _type_text(field_type) if field_type is not None else None
         self._add("update_column", path=_path(path), type=t, required=required, doc=doc)
         return self
 
     def make_column_optional(self, path: str | Sequence[str]) -> UpdateSchema:
-        """Make a required column optional."""
+        """Make a required column optional.
+
+        Example::
+
+            u.make_column_optional("id")
+        """
         return self.update_column(path, required=False)
 
     def delete_column(self, path: str | Sequence[str]) -> UpdateSchema:
-        """Drop a column (not one the partition spec or sort order uses, nor an identifier field)."""
+        """Drop a column (not one the partition spec or sort order uses, nor an identifier field).
+
+        Example::
+
+            u.delete_column("legacy")
+        """
         self._add("delete_column", path=_path(path))
         return self
 
     def move_first(self, path: str | Sequence[str]) -> UpdateSchema:
-        """Move a column to the first place of its struct."""
+        """Move a column to the first place of its struct.
+
+        Example::
+
+            u.move_first("id")
+        """
         self._add("move_first", path=_path(path))
         return self
 
     def move_before(self, path: str | Sequence[str], before_path: str | Sequence[str]) -> UpdateSchema:
-        """Move a column just before another of the same struct."""
+        """Move a column just before another of the same struct.
+
+        Example::
+
+            u.move_before("ts", "id")
+        """
         self._add("move_before", path=_path(path), other=_path(before_path))
         return self
 
     def move_after(self, path: str | Sequence[str], after_name: str | Sequence[str]) -> UpdateSchema:
-        """Move a column just after another of the same struct."""
+        """Move a column just after another of the same struct.
+
+        Example::
+
+            u.move_after("ts", "id")
+        """
         self._add("move_after", path=_path(path), other=_path(after_name))
         return self
 
     def set_identifier_fields(self, *fields: str) -> UpdateSchema:
-        """Set the identifier fields (required primitive columns; none: clear them)."""
+        """Set the identifier fields (required primitive columns; none: clear them).
+
+        Example::
+
+            u.set_identifier_fields("id")
+        """
         self._changes.append({"action": "set_identifier_fields", "columns": [_path(f) for f in fields]})
         return self
 
     def union_by_name(self, new_schema: object) -> UpdateSchema:
         """Add what an Arrow schema (a pyarrow Schema, or Arrow data whose schema counts) has and the
-        table lacks, widen types as allowed, make optional what it has optional."""
+        table lacks, widen types as allowed, make optional what it has optional.
+
+        Example::
+
+            u.union_by_name(pa.schema([("id", pa.int64()), ("note", pa.string())]))
+        """
         if self._data is not None:
             raise ValueError("union_by_name() takes one schema per update")
         if hasattr(new_schema, "empty_table"):  # a pyarrow Schema
@@ -223,7 +277,12 @@ class UpdateSpec(_Update):
     def add_field(
         self, source_column_name: str, transform: object, partition_field_name: str | None = None
     ) -> UpdateSpec:
-        """Partition by ``transform`` of a column; the name defaults to Iceberg's (``id_bucket_16``)."""
+        """Partition by ``transform`` of a column; the name defaults to Iceberg's (``id_bucket_16``).
+
+        Example::
+
+            u.add_field("id", "bucket[16]", "id_bucket")
+        """
         self._add(
             "add_partition_field",
             source=str(source_column_name),
@@ -233,16 +292,31 @@ class UpdateSpec(_Update):
         return self
 
     def add_identity(self, source_column_name: str) -> UpdateSpec:
-        """Partition by a column's values."""
+        """Partition by a column's values.
+
+        Example::
+
+            u.add_identity("category")
+        """
         return self.add_field(source_column_name, "identity")
 
     def remove_field(self, name: str) -> UpdateSpec:
-        """Stop partitioning by a field (v1 tables keep it as ``void``)."""
+        """Stop partitioning by a field (v1 tables keep it as ``void``).
+
+        Example::
+
+            u.remove_field("ts_day")
+        """
         self._add("remove_partition_field", name=str(name))
         return self
 
     def rename_field(self, name: str, new_name: str) -> UpdateSpec:
-        """Rename a partition field."""
+        """Rename a partition field.
+
+        Example::
+
+            u.rename_field("id_bucket_16", "id_bucket")
+        """
         self._add("rename_partition_field", name=str(name), new_name=str(new_name))
         return self
 
@@ -285,18 +359,34 @@ class UpdateSortOrder(_Update):
     def asc(
         self, source_column_name: str, transform: object = "identity", null_order: object = None
     ) -> UpdateSortOrder:
-        """Sort ascending by ``transform`` of a column (nulls first unless ``null_order``)."""
+        """Sort ascending by ``transform`` of a column (nulls first unless ``null_order``).
+
+        Example::
+
+            u.asc("ts", "day", "nulls-last")
+        """
         self._terms.append(_term(source_column_name, transform, "ASC", _null_text(null_order, "nulls-first")))
         return self
 
     def desc(
         self, source_column_name: str, transform: object = "identity", null_order: object = None
     ) -> UpdateSortOrder:
-        """Sort descending by ``transform`` of a column (nulls last unless ``null_order``)."""
+        """Sort descending by ``transform`` of a column (nulls last unless ``null_order``).
+
+        Example::
+
+            u.desc("id")
+        """
         self._terms.append(_term(source_column_name, transform, "DESC", _null_text(null_order, "nulls-last")))
         return self
 
     def commit(self) -> UpdateResult:
+        """Replace the table's sort order by the terms given (none: unsorted).
+
+        Example::
+
+            r = ig.table("local.db.t").update_sort_order().asc("id").commit()
+        """
         self._changes = [{"action": "replace_sort_order", "terms": list(self._terms)}]
         return super().commit()
 

@@ -492,16 +492,31 @@ class Table:
         return write_order(self, terms, "range")
 
     def write_locally_ordered_by(self, *terms: str) -> UpdateResult:
-        """Spark's ``WRITE LOCALLY ORDERED BY``: the sort order; the distribution mode stays."""
+        """Spark's ``WRITE LOCALLY ORDERED BY``: the sort order; the distribution mode stays.
+
+        Example::
+
+            ig.table("local.db.t").write_locally_ordered_by("category", "id")
+        """
         return write_order(self, terms, None)
 
     def write_distributed_by_partition(self, *locally_ordered_by: str) -> UpdateResult:
         """Spark's ``WRITE DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY ...]``: mode ``hash`` and
-        the given order (none: unsorted)."""
+        the given order (none: unsorted).
+
+        Example::
+
+            ig.table("local.db.t").write_distributed_by_partition("id DESC")
+        """
         return write_order(self, locally_ordered_by, "hash")
 
     def write_unordered(self) -> UpdateResult:
-        """Spark's ``WRITE UNORDERED``: the unsorted order and mode ``none``."""
+        """Spark's ``WRITE UNORDERED``: the unsorted order and mode ``none``.
+
+        Example::
+
+            ig.table("local.db.t").write_unordered()
+        """
         return write_order(self, (), "none")
 
     def set_properties(self, properties: Mapping[str, Any] | None = None, **kv: Any) -> UpdateResult:
@@ -518,7 +533,12 @@ class Table:
         return update_table(self, [{"action": "set_properties", "properties": values}])
 
     def remove_properties(self, *keys: str) -> UpdateResult:
-        """Remove table properties (Spark's ``UNSET TBLPROPERTIES``)."""
+        """Remove table properties (Spark's ``UNSET TBLPROPERTIES``).
+
+        Example::
+
+            ig.table("local.db.t").remove_properties("owner")
+        """
         if not keys:
             raise ValueError("remove_properties() needs at least one key")
         return update_table(self, [{"action": "remove_properties", "keys": [str(k) for k in keys]}])
@@ -535,19 +555,39 @@ class Table:
 
     def schema(self) -> dict[str, Any]:
         """The current schema in the Iceberg spec's JSON form (``schema-id``, ``fields`` with ``id``,
-        ``name``, ``type``, ``required``, ``doc``; ``identifier-field-ids``)."""
+        ``name``, ``type``, ``required``, ``doc``; ``identifier-field-ids``).
+
+        Example::
+
+            [f["name"] for f in ig.table("local.db.t").schema()["fields"]]
+        """
         return cast(dict[str, Any], self.metadata()["current_schema"])
 
     def spec(self) -> dict[str, Any]:
-        """The default partition spec in the Iceberg spec's JSON form (``spec-id``, ``fields``)."""
+        """The default partition spec in the Iceberg spec's JSON form (``spec-id``, ``fields``).
+
+        Example::
+
+            [f["transform"] for f in ig.table("local.db.t").spec()["fields"]]
+        """
         return cast(dict[str, Any], self.metadata()["default_spec"])
 
     def sort_order(self) -> dict[str, Any]:
-        """The default sort order in the Iceberg spec's JSON form (``order-id``, ``fields``)."""
+        """The default sort order in the Iceberg spec's JSON form (``order-id``, ``fields``).
+
+        Example::
+
+            ig.table("local.db.t").sort_order()["fields"]
+        """
         return cast(dict[str, Any], self.metadata()["default_sort_order"])
 
     def properties(self) -> dict[str, str]:
-        """The table's properties."""
+        """The table's properties.
+
+        Example::
+
+            ig.table("local.db.t").properties().get("write.distribution-mode")
+        """
         return cast(dict[str, str], self.metadata()["properties"])
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
