@@ -44,6 +44,7 @@ from .errors import (
     TableAlreadyExistsError,
     ValidationError,
 )
+from .evolution import UpdateSchema, UpdateSortOrder, UpdateSpec
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
 from .results import (
@@ -157,6 +158,9 @@ __all__ = [
     "StreamingQueryException",
     "Table",
     "TableAlreadyExistsError",
+    "UpdateSchema",
+    "UpdateSortOrder",
+    "UpdateSpec",
     "ValidationError",
     "WriteMetrics",
     "WriteResult",

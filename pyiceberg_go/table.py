@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from . import _session
 from .errors import InvalidArgumentError
+from .evolution import UpdateResult, UpdateSchema, UpdateSortOrder, UpdateSpec, update_table, write_order
 from .expressions import Column, _literal, to_sql
 from .results import (
     CommittedBatch,
@@ -563,6 +564,158 @@ class Table:
         )
         last = doc.get("last")
         return CommittedBatch.from_document(last) if last else None
+
+    # --- Metadata evolution (pyiceberg_go.evolution): schema, spec, sort order, properties ---
+
+    def update_schema(self, allow_incompatible_changes: bool = False) -> UpdateSchema:
+        """Schema changes committed when the ``with`` block ends (PyIceberg's ``update_schema``);
+        see :class:`UpdateSchema`. A broken rule is :class:`InvalidArgumentError` naming the column.
+
+        Example::
+
+            with ig.table("local.db.t").update_schema() as u:
+                u.add_column("channel", "string", doc="where it came from")
+                u.rename_column("level", "severity")
+        """
+        return UpdateSchema(self, allow_incompatible_changes)
+
+    def update_spec(self) -> UpdateSpec:
+        """Partition spec changes (PyIceberg's ``update_spec``); see :class:`UpdateSpec`.
+
+        Example::
+
+            with ig.table("local.db.t").update_spec() as u:
+                u.add_field("id", "bucket[16]")
+        """
+        return UpdateSpec(self)
+
+    def update_sort_order(self) -> UpdateSortOrder:
+        """A new sort order (PyIceberg's ``update_sort_order``); see :class:`UpdateSortOrder`.
+
+        Example::
+
+            with ig.table("local.db.t").update_sort_order() as u:
+                u.asc("id").desc("ts", "day")
+        """
+        return UpdateSortOrder(self)
+
+    def replace_sort_order(self, *terms: str) -> UpdateResult:
+        """Replace the sort order by Spark's ``WRITE ORDERED BY`` terms (none: unsorted); the
+        distribution mode stays.
+
+        Example::
+
+            ig.table("local.db.t").replace_sort_order("id", "days(ts) DESC NULLS LAST")
+        """
+        return write_order(self, terms, None)
+
+    def write_ordered_by(self, *terms: str) -> UpdateResult:
+        """Spark's ``ALTER TABLE ... WRITE ORDERED BY``: the sort order and ``write.distribution-mode=range``.
+
+        Example::
+
+            ig.table("local.db.t").write_ordered_by("category", "id DESC")
+        """
+        return write_order(self, terms, "range")
+
+    def write_locally_ordered_by(self, *terms: str) -> UpdateResult:
+        """Spark's ``WRITE LOCALLY ORDERED BY``: the sort order; the distribution mode stays.
+
+        Example::
+
+            ig.table("local.db.t").write_locally_ordered_by("category", "id")
+        """
+        return write_order(self, terms, None)
+
+    def write_distributed_by_partition(self, *locally_ordered_by: str) -> UpdateResult:
+        """Spark's ``WRITE DISTRIBUTED BY PARTITION [LOCALLY ORDERED BY ...]``: mode ``hash`` and
+        the given order (none: unsorted).
+
+        Example::
+
+            ig.table("local.db.t").write_distributed_by_partition("id DESC")
+        """
+        return write_order(self, locally_ordered_by, "hash")
+
+    def write_unordered(self) -> UpdateResult:
+        """Spark's ``WRITE UNORDERED``: the unsorted order and mode ``none``.
+
+        Example::
+
+            ig.table("local.db.t").write_unordered()
+        """
+        return write_order(self, (), "none")
+
+    def set_properties(self, properties: Mapping[str, Any] | None = None, **kv: Any) -> UpdateResult:
+        """Set table properties (Spark's ``SET TBLPROPERTIES``); values become strings.
+
+        Example::
+
+            ig.table("local.db.t").set_properties({"write.delete.mode": "merge-on-read"}, owner="me")
+        """
+        props = {**(properties or {}), **kv}
+        if not props:
+            raise ValueError("set_properties() needs at least one property")
+        values = {str(k): _session._option_value(v) for k, v in props.items()}
+        return update_table(self, [{"action": "set_properties", "properties": values}])
+
+    def remove_properties(self, *keys: str) -> UpdateResult:
+        """Remove table properties (Spark's ``UNSET TBLPROPERTIES``).
+
+        Example::
+
+            ig.table("local.db.t").remove_properties("owner")
+        """
+        if not keys:
+            raise ValueError("remove_properties() needs at least one key")
+        return update_table(self, [{"action": "remove_properties", "keys": [str(k) for k in keys]}])
+
+    def metadata(self) -> dict[str, Any]:
+        """The table's current metadata: ``current_schema``, ``default_spec``, ``default_sort_order``
+        (the Iceberg spec's JSON forms), ``properties``, ``format_version``, ``last_column_id``, ...
+
+        Example::
+
+            [f["name"] for f in ig.table("local.db.t").metadata()["current_schema"]["fields"]]
+        """
+        return self._session._execute({"op": "table_info", "table": self.identifier})
+
+    def schema(self) -> dict[str, Any]:
+        """The current schema in the Iceberg spec's JSON form (``schema-id``, ``fields`` with ``id``,
+        ``name``, ``type``, ``required``, ``doc``; ``identifier-field-ids``).
+
+        Example::
+
+            [f["name"] for f in ig.table("local.db.t").schema()["fields"]]
+        """
+        return cast(dict[str, Any], self.metadata()["current_schema"])
+
+    def spec(self) -> dict[str, Any]:
+        """The default partition spec in the Iceberg spec's JSON form (``spec-id``, ``fields``).
+
+        Example::
+
+            [f["transform"] for f in ig.table("local.db.t").spec()["fields"]]
+        """
+        return cast(dict[str, Any], self.metadata()["default_spec"])
+
+    def sort_order(self) -> dict[str, Any]:
+        """The default sort order in the Iceberg spec's JSON form (``order-id``, ``fields``).
+
+        Example::
+
+            ig.table("local.db.t").sort_order()["fields"]
+        """
+        return cast(dict[str, Any], self.metadata()["default_sort_order"])
+
+    def properties(self) -> dict[str, str]:
+        """The table's properties.
+
+        Example::
+
+            ig.table("local.db.t").properties().get("write.distribution-mode")
+        """
+        return cast(dict[str, str], self.metadata()["properties"])
 
     def _ref_document(self, op: str, ref: str, to: str | None = None, snapshot_id: int | None = None) -> dict[str, Any]:
         if not isinstance(ref, str) or (to is not None and not isinstance(to, str)):

@@ -3,7 +3,7 @@
 // request to the path of its kind: writes (create, replace,
 // createOrReplace, append: core/write), row-level changes (delete, update,
 // overwrite, merge, overwritePartitions: core/rowlevel), ref operations
-// (core/refs), and the small catalog reads the callers need (here).
+// (core/refs), metadata changes (update_table: core/evolve), and the small catalog reads the callers need (here).
 // Every operation is synchronous: when Execute returns, every goroutine it
 // started has finished and the commit either happened or did not.
 //
@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/evolve"
 	"github.com/pyiceberg-go/pyiceberg-go/core/maintenance"
 	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/report"
@@ -87,6 +89,9 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	ident := catalog.TableIdent(id)
 	if refs.IsRefOp(req.Op) {
 		return refs.Run(ctx, cat, id, req)
+	}
+	if req.Op == request.OpUpdateTable {
+		return updateTable(ctx, s, cat, id, req, input)
 	}
 	if maintenance.Handles(req.Op) {
 		return maintenance.Run(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident, Conf: s.Conf()}, req, time.Now())
@@ -184,6 +189,21 @@ func lastCommittedBatch(ctx context.Context, cat *catalog.Catalog, id request.Id
 	return map[string]any{"table": id.String(), "ref": ref, "query_id": queryID, "last": last}, nil
 }
 
+// updateTable runs update_table; its input stream, allowed only with
+// union_by_name, gives that change its Arrow schema (its rows are not read).
+func updateTable(ctx context.Context, s *session.Session, cat *catalog.Catalog, id request.Identifier, req *request.Request, input array.RecordReader) (any, error) {
+	union := slices.ContainsFunc(req.Changes, func(c request.Change) bool { return c.Action == request.ActionUnionByName })
+	switch {
+	case union && input == nil:
+		return nil, fmt.Errorf("%w: union_by_name needs the Arrow schema to union with as the input stream", errs.ErrInvalidArgument)
+	case !union && input != nil:
+		return nil, fmt.Errorf("%w: update_table takes an input stream only with union_by_name", errs.ErrInvalidArgument)
+	case union:
+		return evolve.Run(ctx, cat, id, req, input.Schema(), s.Conf())
+	}
+	return evolve.Run(ctx, cat, id, req, nil, s.Conf())
+}
+
 // LoadRef loads the table a read names and the snapshot its branch or tag
 // suffix points at (nil: none given); see refs.LoadRef.
 func LoadRef(ctx context.Context, s *session.Session, name string) (*table.Table, *int64, error) {
@@ -254,6 +274,12 @@ func tableInfo(ctx context.Context, cat *catalog.Catalog, id request.Identifier,
 	if sn := t.CurrentSnapshot(); sn != nil {
 		info["current_snapshot_id"] = sn.SnapshotID
 	}
+	d, err := evolve.Describe(m)
+	if err != nil {
+		return nil, err
+	}
+	info["current_schema"], info["default_spec"], info["default_sort_order"] = d.Schema, d.Spec, d.SortOrder
+	info["last_column_id"], info["last_partition_id"] = d.LastColumnID, d.LastPartitionID
 	return info, nil
 }
 

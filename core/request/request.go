@@ -77,6 +77,11 @@ const (
 	// OpLastCommittedBatch reads the last batch Stream.QueryID committed
 	// on the identifier's branch (main by default): core/stream.
 	OpLastCommittedBatch = "last_committed_batch"
+
+	// OpUpdateTable changes the table's metadata only (core/evolve):
+	// schema, partition spec, sort order and properties, as Changes list
+	// them, in one commit.
+	OpUpdateTable = "update_table"
 )
 
 var ops = map[string]bool{
@@ -87,7 +92,7 @@ var ops = map[string]bool{
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
-	OpLastCommittedBatch: true,
+	OpLastCommittedBatch: true, OpUpdateTable: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -179,6 +184,13 @@ type Request struct {
 	// exactly once (append, overwritePartitions, overwrite); it names the
 	// query last_committed_batch looks up.
 	Stream *Stream `json:"stream,omitempty"`
+
+	// Changes are update_table's changes (see Change).
+	Changes []Change `json:"changes,omitempty"`
+	// AllowIncompatibleChanges lets update_table's schema changes make an
+	// optional column required and add required columns (PyIceberg's
+	// update_schema(allow_incompatible_changes=True)).
+	AllowIncompatibleChanges bool `json:"allow_incompatible_changes,omitempty"`
 }
 
 // Stream identifies a streaming query and, for writes, its batch.
@@ -303,6 +315,22 @@ func IsRowLevel(op string) bool {
 
 var transformRe = regexp.MustCompile(`^(identity|year|month|day|hour|void|bucket\[(\d+)\]|truncate\[(\d+)\])$`)
 
+// checkTransform checks a partition transform's text.
+func checkTransform(tr string) error {
+	m := transformRe.FindStringSubmatch(tr)
+	if m == nil {
+		return fmt.Errorf("%w: unknown transform %q (identity, year, month, day, hour, bucket[N], truncate[W], void)", errs.ErrInvalidArgument, tr)
+	}
+	for _, n := range m[2:] {
+		if n != "" {
+			if v, err := strconv.Atoi(n); err != nil || v <= 0 || v > math.MaxInt32 {
+				return fmt.Errorf("%w: %s needs a width from 1 to %d", errs.ErrInvalidArgument, tr, math.MaxInt32)
+			}
+		}
+	}
+	return nil
+}
+
 // Decode parses and validates a request document.
 func Decode(doc []byte) (*Request, error) { return decode(doc, "") }
 
@@ -387,16 +415,8 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
 	}
 	for i, pf := range r.PartitionBy {
-		m := transformRe.FindStringSubmatch(pf.Transform)
-		if m == nil {
-			return nil, fmt.Errorf("%w: partition_by[%d]: unknown transform %q (identity, year, month, day, hour, bucket[N], truncate[W], void)", errs.ErrInvalidArgument, i, pf.Transform)
-		}
-		for _, n := range m[2:] {
-			if n != "" {
-				if v, err := strconv.Atoi(n); err != nil || v <= 0 || v > math.MaxInt32 {
-					return nil, fmt.Errorf("%w: partition_by[%d]: %s needs a width from 1 to %d", errs.ErrInvalidArgument, i, pf.Transform, math.MaxInt32)
-				}
-			}
+		if err := checkTransform(pf.Transform); err != nil {
+			return nil, fmt.Errorf("partition_by[%d]: %w", i, err)
 		}
 		if strings.TrimSpace(pf.Column) == "" {
 			return nil, fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
@@ -434,6 +454,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, err
 	}
 	if err := r.validateStream(); err != nil {
+		return nil, err
+	}
+	if err := r.validateChanges(); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -62,13 +62,26 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	if err != nil {
 		return nil, err
 	}
+	// A branch's head reads with the table's schema (a schema change
+	// commits no snapshot); time travel by snapshot, timestamp or tag with
+	// the snapshot's, as Spark reads.
+	branch := ""
 	if at != nil {
-		opts = append(opts, table.WithSnapshotID(at.SnapshotID))
+		if branch = headOf(t.Metadata(), at.SnapshotID, req, refSnap != nil); branch == "" {
+			opts = append(opts, table.WithSnapshotID(at.SnapshotID))
+		}
+	}
+	scanOf := func(o []table.ScanOption) (*table.Scan, error) {
+		sc := t.Scan(o...)
+		if branch == "" {
+			return sc, nil
+		}
+		return sc.UseRef(branch)
 	}
 	// An incremental read has the table's schema, as Java's
 	// IncrementalAppendScan; a snapshot's read the snapshot's.
 	sc := t.Schema()
-	if at != nil && at.SchemaID != nil && !incremental {
+	if at != nil && branch == "" && at.SchemaID != nil && !incremental {
 		if old := t.Metadata().Schemas(); len(old) > 0 {
 			for _, s := range old {
 				if s.ID == *at.SchemaID {
@@ -138,8 +151,14 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	var tasks []table.FileScanTask
 	if incremental {
 		tasks, err = appendedFiles(ctx, t, at, req)
-	} else if tasks, err = t.Scan(planOpts...).PlanFiles(ctx); err != nil {
-		err = fmt.Errorf("%w: planning the read of %s: %v", errs.ErrIO, req.Table, err)
+	} else {
+		planner, perr := scanOf(planOpts)
+		if perr != nil {
+			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, perr)
+		}
+		if tasks, err = planner.PlanFiles(ctx); err != nil {
+			err = fmt.Errorf("%w: planning the read of %s: %v", errs.ErrIO, req.Table, err)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -161,7 +180,11 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	// peak against 0.35 GB, no slower, as pqarrow decodes a file's columns
 	// in parallel anyway; bench/read.py).
 	opts = append(opts, table.WithMaxConcurrency(1))
-	schema, batches, err := t.Scan(opts...).ReadTasks(ctx, kept)
+	reader, err := scanOf(opts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
+	}
+	schema, batches, err := reader.ReadTasks(ctx, kept)
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
 	}
@@ -189,6 +212,41 @@ func specOf(m table.Metadata, f iceberg.DataFile) iceberg.PartitionSpec {
 		return *s
 	}
 	return *iceberg.UnpartitionedSpec
+}
+
+// headOf names the branch whose head a read of snapshot id reads: none
+// when the read names a snapshot, a time or a tag (byIdentifier: the
+// identifier's branch_ or tag_ suffix chose it; a ref key names its own).
+func headOf(m table.Metadata, id int64, req *request.Request, byIdentifier bool) string {
+	if req.SnapshotID != nil || req.AsOfTimestampMs != nil {
+		return ""
+	}
+	if req.Ref != "" {
+		if isBranch(m, req.Ref, nil) {
+			return req.Ref
+		}
+		return ""
+	}
+	if byIdentifier {
+		last := req.Table[strings.LastIndex(req.Table, ".")+1:]
+		if name, ok := strings.CutPrefix(last, "branch_"); ok {
+			if isBranch(m, name, &id) {
+				return name
+			}
+		}
+		return ""
+	}
+	return table.MainBranch
+}
+
+// isBranch reports whether name is a branch of m (at snapshot *at, if given).
+func isBranch(m table.Metadata, name string, at *int64) bool {
+	for n, r := range m.Refs() {
+		if n == name {
+			return r.SnapshotRefType == table.BranchRef && (at == nil || r.SnapshotID == *at)
+		}
+	}
+	return false
 }
 
 // projection returns the indices of the columns named out in schema, and

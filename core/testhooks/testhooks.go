@@ -1,6 +1,6 @@
 // Package testhooks holds what the tests need from the library and its
 // users must not get: an operation that panics (__panic) and a pause before
-// a row-level operation's first commit attempt (the session keys
+// a row-level operation's or an update_table's first commit attempt (the session keys
 // test.commit-delay-ms and test.commit-delay-signal), both behind the
 // session key test.hooks=true.
 //

@@ -1,7 +1,7 @@
 """We write into tables Spark 4.1 + Iceberg 1.12 created and evolved; Spark and PyIceberg read the result.
 
 - Partition evolution (a dropped day transform and an added bucket; an identity field
-  replaced by a month transform): our append, overwritePartitions, overwrite(filter),
+  replaced by a month transform), made by Spark or by our update_spec: our append, overwritePartitions, overwrite(filter),
   delete, update and merge on copy-on-write and merge-on-read tables, v2 and v3. Our
   new data files must carry the current spec, our delete files their data file's spec
   and partition, and overwritePartitions must replace what Spark's own replaces on a
@@ -215,6 +215,7 @@ class Evolution:
     alters: tuple[str, ...]  # ALTER TABLE {t} ... statements
     current_key: Callable[[pa.Table], list[Any]]  # partition tuple of the current spec, per row
     current_fields: list[str]
+    ours: Callable[[ig.Table], Any]  # the same alters through our API (pyiceberg_go.evolution)
 
 
 EVOLUTIONS = {
@@ -223,21 +224,25 @@ EVOLUTIONS = {
         ("DROP PARTITION FIELD days(ts)", "ADD PARTITION FIELD bucket(8, id)"),
         lambda t: bucket8(t["id"].combine_chunks()),
         ["id_bucket_8"],  # Spark names an added bucket field with its width
+        lambda t: t.update_spec().remove_field("ts_day").add_field("id", "bucket[8]").commit(),
     ),
     "identity_to_months": Evolution(
         "category",
         ("REPLACE PARTITION FIELD category WITH months(ts)",),
         lambda t: months(t["ts"]),
         ["ts_month"],
+        lambda t: t.update_spec().remove_field("category").add_field("ts", "month").commit(),
     ),
 }
 
-# (evolution, format version, row-level mode)
+# (evolution, format version, row-level mode, who evolves our table: Spark or we)
 EVOLUTION_CASES = [
-    ("days_to_bucket", "2", "copy-on-write"),
-    ("days_to_bucket", "3", "merge-on-read"),
-    ("identity_to_months", "2", "merge-on-read"),
-    ("identity_to_months", "3", "copy-on-write"),
+    ("days_to_bucket", "2", "copy-on-write", "spark"),
+    ("days_to_bucket", "3", "merge-on-read", "spark"),
+    ("identity_to_months", "2", "merge-on-read", "spark"),
+    ("identity_to_months", "3", "copy-on-write", "spark"),
+    ("days_to_bucket", "2", "merge-on-read", "us"),
+    ("identity_to_months", "3", "merge-on-read", "us"),
 ]
 
 
@@ -246,9 +251,9 @@ def only_keys(data: pa.Table, keys: list[Any], wanted: set[Any], keep: bool) -> 
     return data.filter(mask)
 
 
-@pytest.mark.parametrize(("evolution", "version", "mode"), EVOLUTION_CASES)
+@pytest.mark.parametrize(("evolution", "version", "mode", "by"), EVOLUTION_CASES)
 def test_write_into_table_spark_evolved_partitioning(
-    spark: Any, spark_catalog: str, pyiceberg_catalog: Any, evolution: str, version: str, mode: str
+    spark: Any, spark_catalog: str, pyiceberg_catalog: Any, evolution: str, version: str, mode: str, by: str
 ) -> None:
     ev = EVOLUTIONS[evolution]
     props = {"format-version": version, "write.delete.mode": mode, "write.update.mode": mode, "write.merge.mode": mode}
@@ -257,8 +262,11 @@ def test_write_into_table_spark_evolved_partitioning(
     for name in (T, S):
         spark.sql(f"CREATE TABLE {name} ({SPARK_COLUMNS}) USING iceberg PARTITIONED BY ({ev.initial}) TBLPROPERTIES ({tblprops})")
         spark.createDataFrame(a).writeTo(name).append()
-        for alter in ev.alters:
-            spark.sql(f"ALTER TABLE {name} {alter}")
+        if by == "us" and name == T:
+            ev.ours(ig.table(T))
+        else:
+            for alter in ev.alters:
+                spark.sql(f"ALTER TABLE {name} {alter}")
         spark.createDataFrame(b).writeTo(name).append()
     tbl = pyiceberg_catalog.load_table("db.t")
     assert [f.name for f in tbl.spec().fields] == ev.current_fields
