@@ -58,6 +58,17 @@ func (tg Target) load(ctx context.Context) (*table.Table, error) {
 	return t, nil
 }
 
+// retryPolicy is the table's commit.retry.* settings with its commit queue.
+func (tg Target) retryPolicy(ctx context.Context) (commit.Retry, error) {
+	t, err := tg.load(ctx)
+	if err != nil {
+		return commit.Retry{}, err
+	}
+	retry, err := commit.RetryFromProperties(t.Metadata().Properties())
+	retry.Serialize = tg.Cat.CommitSerializer(tg.Ident)
+	return retry, err
+}
+
 func mapLoadErr(err error, id request.Identifier) error {
 	switch {
 	case errors.Is(err, icecat.ErrNoSuchTable):
@@ -76,15 +87,10 @@ func mapLoadErr(err error, id request.Identifier) error {
 // remaining snapshot reaches (in the committed metadata and in the
 // table's metadata read again after it) are deleted.
 func ExpireSnapshots(ctx context.Context, tg Target, req *request.Request, now time.Time) (*ExpireResult, error) {
-	t, err := tg.load(ctx)
+	retry, err := tg.retryPolicy(ctx)
 	if err != nil {
 		return nil, err
 	}
-	retry, err := commit.RetryFromProperties(t.Metadata().Properties())
-	if err != nil {
-		return nil, err
-	}
-	retry.Serialize = tg.Cat.CommitSerializer(tg.Ident)
 	pol := Policy{NowMs: now.UnixMilli(), OlderThanMs: req.OlderThanMs, RetainLast: req.RetainLast, SnapshotIDs: req.SnapshotIDs}
 	res := &ExpireResult{Table: tg.ID.String()}
 	var base, committed *table.Table

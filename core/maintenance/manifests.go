@@ -32,15 +32,10 @@ type RewriteManifestsResult struct {
 // other specs stay. Each commit attempt plans afresh on the table as it is
 // then, so a concurrent append is kept, not lost.
 func RewriteManifests(ctx context.Context, tg Target, req *request.Request) (*RewriteManifestsResult, error) {
-	t, err := tg.load(ctx)
+	retry, err := tg.retryPolicy(ctx)
 	if err != nil {
 		return nil, err
 	}
-	retry, err := commit.RetryFromProperties(t.Metadata().Properties())
-	if err != nil {
-		return nil, err
-	}
-	retry.Serialize = tg.Cat.CommitSerializer(tg.Ident)
 	c := &stage.Committer{Cat: tg.Cat, ID: tg.ID, Ident: tg.Ident}
 	res := &RewriteManifestsResult{Table: tg.ID.String()}
 	attempt := 0
