@@ -32,9 +32,14 @@ import pyiceberg_go as ig
 DB, WH = sys.argv[1], sys.argv[2]
 ig.configure(catalogs={"local": {"type": "sql", "uri": "sqlite:///" + DB, "warehouse": WH}})
 
+_out = threading.Lock()
+
 def report(kind, table, snapshot_id, rows):
-    # One line per commit that returned, flushed before anything else runs.
-    print(json.dumps({"kind": kind, "table": table, "snapshot": snapshot_id, "rows": rows}), flush=True)
+    # One line per commit that returned, flushed before anything else runs; one writer at a
+    # time (print writes the text and its newline apart: threads' lines would interleave).
+    with _out:
+        sys.stdout.write(json.dumps({"kind": kind, "table": table, "snapshot": snapshot_id, "rows": rows}) + "\\n")
+        sys.stdout.flush()
 
 def ours(op, name, rows, start=0):
     data = pa.table({"a": pa.array(range(start, start + rows), pa.int64())})
