@@ -64,6 +64,7 @@ from .results import (
     WriteResult,
 )
 from .scan import ScanStream
+from .sql import SqlResult, sql
 from .streaming import DataStreamWriter, StreamingQuery, StreamingQueryException, writeStream
 from .table import Table, table
 from .writer import (
@@ -153,6 +154,7 @@ __all__ = [
     "Session",
     "SessionClosedError",
     "SnapshotInfo",
+    "SqlResult",
     "StreamConsumedError",
     "StreamingQuery",
     "StreamingQueryException",
@@ -180,6 +182,7 @@ __all__ = [
     "mergeInto",
     "months",
     "set_runtime",
+    "sql",
     "table",
     "truncate",
     "writeStream",

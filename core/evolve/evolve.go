@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
@@ -227,7 +228,14 @@ func updateSpec(tx *table.Transaction, changes []request.Change) error {
 			}
 			us.AddField(ch.Source, tr, ch.Name)
 		case request.ActionRemovePartitionField:
-			us.RemoveField(ch.Name)
+			name := ch.Name
+			if name == "" {
+				var err error
+				if name, err = partitionFieldNamed(tx, ch.Source, ch.Transform); err != nil {
+					return err
+				}
+			}
+			us.RemoveField(name)
 		case request.ActionRenamePartitionField:
 			us.RenameField(ch.Name, ch.NewName)
 		}
@@ -263,4 +271,30 @@ func applyOther(tx *table.Transaction, ch request.Change) error {
 		}
 	}
 	return nil
+}
+
+// partitionFieldNamed finds the current spec's field of transform tr of
+// column source (Spark's DROP PARTITION FIELD bucket(16, id)); an identity
+// "transform" of a name that is no column is the field of that name.
+func partitionFieldNamed(tx *table.Transaction, source, tr string) (string, error) {
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return "", invalid("%v", err)
+	}
+	m := staged.Metadata()
+	f, ok := m.CurrentSchema().FindFieldByName(source)
+	if !ok && tr == "identity" && !strings.Contains(source, ".") {
+		// A bare name that is no column names the partition field itself.
+		return source, nil
+	}
+	if !ok {
+		return "", invalid("Cannot find partition field to remove: %s(%s): no column %s", tr, source, source)
+	}
+	spec := m.PartitionSpec()
+	for _, pf := range spec.Fields() {
+		if pf.SourceID() == f.ID && pf.Transform.String() == tr {
+			return pf.Name, nil
+		}
+	}
+	return "", invalid("Cannot find partition field to remove: %s(%s)", tr, source)
 }

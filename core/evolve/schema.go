@@ -129,6 +129,28 @@ func (s *schemaUpdate) add(c request.Change, input *arrow.Schema) error {
 	case request.ActionMoveFirst, request.ActionMoveBefore, request.ActionMoveAfter:
 		op := map[string]table.MoveOp{request.ActionMoveFirst: table.MoveOpFirst, request.ActionMoveBefore: table.MoveOpBefore, request.ActionMoveAfter: table.MoveOpAfter}[c.Action]
 		s.u.MoveColumn(op, c.Path, c.Other)
+	case request.ActionDropIdentifierFields:
+		// Iceberg's DropIdentifierFieldsExec: the identifier fields but these.
+		names := make([]string, 0, len(s.identifiers))
+		for _, id := range s.identifiers {
+			if n, ok := s.base.FindColumnName(id); ok {
+				names = append(names, n)
+			}
+		}
+		for _, p := range c.Columns {
+			n := strings.Join(p, ".")
+			i := slices.Index(names, n)
+			if i < 0 {
+				return invalid("Cannot complete drop identifier fields operation: field %s not found", n)
+			}
+			names = slices.Delete(names, i, i+1)
+		}
+		cols := make([][]string, 0, len(names))
+		for _, n := range names {
+			f, _ := s.base.FindFieldByName(n)
+			cols = append(cols, s.pathOf(f.ID))
+		}
+		return s.add(request.Change{Action: request.ActionSetIdentifierFields, Columns: cols}, input)
 	case request.ActionSetIdentifierFields:
 		ids := make([]int, 0, len(c.Columns))
 		for _, p := range c.Columns {
@@ -291,4 +313,25 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// pathOf is the name parts of field id in the base schema.
+func (s *schemaUpdate) pathOf(id int) []string {
+	var path []string
+	var walk func(fs []iceberg.NestedField, prefix []string) bool
+	walk = func(fs []iceberg.NestedField, prefix []string) bool {
+		for _, f := range fs {
+			p := append(slices.Clone(prefix), f.Name)
+			if f.ID == id {
+				path = p
+				return true
+			}
+			if st, ok := f.Type.(*iceberg.StructType); ok && walk(st.FieldList, p) {
+				return true
+			}
+		}
+		return false
+	}
+	walk(s.base.Fields(), nil)
+	return path
 }

@@ -14,11 +14,16 @@ type Error struct {
 	Pos  int    // 1-based character position in Src; 0 when unknown
 	Msg  string
 	Hint string // extra context appended after the position, e.g. the known columns
+	What string // what Src is: "expression" (when empty) or "statement"
 	kind error
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("invalid expression %q: %s", e.Src, e.Msg)
+	what := e.What
+	if what == "" {
+		what = "expression"
+	}
+	s := fmt.Sprintf("invalid %s %q: %s", what, e.Src, e.Msg)
 	if e.Pos > 0 {
 		s += fmt.Sprintf(" at position %d", e.Pos)
 	}

@@ -163,7 +163,7 @@ func lex(src string) ([]token, error) {
 				i += 2
 				continue
 			}
-			if strings.ContainsRune("=<>+-*/%(),.", c) {
+			if strings.ContainsRune("=<>+-*/%(),.:;", c) {
 				toks = append(toks, token{tkOp, string(c), pos})
 				i++
 				continue

@@ -68,8 +68,13 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if req.Op == request.OpPanic {
 		return nil, testhooks.Panic(s.Conf())
 	}
-	if req.Op == request.OpListTables {
+	switch req.Op {
+	case request.OpListTables:
 		return listTables(ctx, s, req)
+	case request.OpCreateNamespace:
+		return createNamespace(ctx, s, req)
+	case request.OpSQL:
+		return runSQL(ctx, s, req, input, prog)
 	}
 	id, err := s.Identifier(req.Table)
 	if err != nil {
@@ -89,6 +94,14 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	ident := catalog.TableIdent(id)
 	if refs.IsRefOp(req.Op) {
 		return refs.Run(ctx, cat, id, req)
+	}
+	switch req.Op {
+	case request.OpCreateTable:
+		return createTable(ctx, write.New(s, cat, id, req, input, prog))
+	case request.OpRenameTable:
+		return renameTable(ctx, s, cat, id, req.NewTable)
+	case request.OpDropTable:
+		return dropTable(ctx, maintenance.Target{Cat: cat, ID: id, Ident: ident, Conf: s.Conf()}, req)
 	}
 	if req.Op == request.OpUpdateTable {
 		return updateTable(ctx, s, cat, id, req, input)
@@ -117,11 +130,6 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return snapshots(ctx, cat, id, ident)
 	case request.OpTableInfo:
 		return tableInfo(ctx, cat, id, ident)
-	case request.OpDropTable:
-		if err := cat.DropTable(ctx, ident); err != nil {
-			return nil, catalog.MapErr(err, id)
-		}
-		return map[string]any{"table": id.String(), "dropped": true}, nil
 	}
 	return nil, fmt.Errorf("%w: operation %s is not handled by Execute", errs.ErrInvalidArgument, req.Op)
 }

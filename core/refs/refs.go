@@ -10,6 +10,7 @@
 package refs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -70,7 +71,7 @@ func CheckUse(ctx context.Context, cat *catalog.Catalog, op string, lit, base re
 		return lit, sel, nil
 	}
 	switch op {
-	case request.OpCreate, request.OpReplace, request.OpCreateOrReplace:
+	case request.OpCreate, request.OpReplace, request.OpCreateOrReplace, request.OpCreateTable:
 		if ok, err := cat.CheckTableExists(ctx, catalog.TableIdent(base)); err == nil && !ok {
 			return lit, Selector{}, nil
 		}
@@ -272,8 +273,15 @@ func (c *committer) planRefOp(ctx context.Context, t *table.Table, req *request.
 		if req.Op == request.OpCreateTag {
 			kind = table.TagRef
 		}
-		if exists {
+		switch {
+		case exists && req.IfNotExists:
+			return nil, nil, nil
+		case exists && (req.Mode == "" || req.Mode == request.ModeCreate):
 			return nil, nil, fmt.Errorf("%w: Ref %s already exists in table %s", errs.ErrInvalidArgument, name, c.ID)
+		case exists && ref.SnapshotRefType != kind:
+			return nil, nil, fmt.Errorf("%w: Ref %s is a %s, not a %s", errs.ErrInvalidArgument, name, ref.SnapshotRefType, kind)
+		case !exists && req.Mode == request.ModeReplace:
+			return nil, nil, fmt.Errorf("%w: %s does not exist: %s (table %s)", errs.ErrInvalidArgument, kindTitle(kind), name, c.ID)
 		}
 		var snap int64
 		if req.SnapshotID != nil {
@@ -286,8 +294,20 @@ func (c *committer) planRefOp(ctx context.Context, t *table.Table, req *request.
 		} else {
 			return nil, nil, fmt.Errorf("%w: cannot create %s %s: table %s has no snapshot yet (give snapshot_id)", errs.ErrInvalidArgument, kind, name, c.ID)
 		}
-		return []table.Requirement{table.AssertRefSnapshotID(name, nil)},
-			[]table.Update{table.NewSetSnapshotRefUpdate(name, snap, kind, 0, 0, 0)}, nil
+		// A replaced ref keeps its retention unless the request sets it
+		// (Java's replaceBranch/replaceTag, then Spark's set* calls).
+		var maxRefAge, maxSnapAge int64
+		var minKeep int
+		if exists {
+			maxRefAge, maxSnapAge, minKeep = deref64(ref.MaxRefAgeMs), deref64(ref.MaxSnapshotAgeMs), derefInt(ref.MinSnapshotsToKeep)
+		}
+		if rt := req.Retention; rt != nil {
+			maxRefAge = cmp.Or(deref64(rt.MaxRefAgeMs), maxRefAge)
+			maxSnapAge = cmp.Or(deref64(rt.MaxSnapshotAgeMs), maxSnapAge)
+			minKeep = cmp.Or(derefInt(rt.MinSnapshotsToKeep), minKeep)
+		}
+		return []table.Requirement{table.AssertRefSnapshotID(name, cur(name))},
+			[]table.Update{table.NewSetSnapshotRefUpdate(name, snap, kind, maxRefAge, maxSnapAge, minKeep)}, nil
 
 	case request.OpRemoveBranch, request.OpRemoveTag:
 		kind := table.BranchRef
@@ -297,6 +317,8 @@ func (c *committer) planRefOp(ctx context.Context, t *table.Table, req *request.
 		switch {
 		case kind == table.BranchRef && name == table.MainBranch:
 			return nil, nil, fmt.Errorf("%w: Cannot remove main branch", errs.ErrInvalidArgument)
+		case !exists && req.IfExists:
+			return nil, nil, nil
 		case !exists:
 			return nil, nil, fmt.Errorf("%w: %s does not exist: %s (table %s)", errs.ErrInvalidArgument, kindTitle(kind), name, c.ID)
 		case ref.SnapshotRefType != kind:
@@ -484,4 +506,18 @@ type committer struct {
 	stage.Committer
 	// previous is main's snapshot before a rollback (nil: none).
 	previous *int64
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func derefInt(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
 }

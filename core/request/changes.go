@@ -49,6 +49,8 @@ const (
 	ActionMoveBefore          = "move_before"
 	ActionMoveAfter           = "move_after"
 	ActionSetIdentifierFields = "set_identifier_fields"
+	// ActionDropIdentifierFields removes columns from the identifier fields.
+	ActionDropIdentifierFields = "drop_identifier_fields"
 	// ActionUnionByName adds what the input stream's Arrow schema has and
 	// the table lacks (PyIceberg's union_by_name).
 	ActionUnionByName = "union_by_name"
@@ -74,9 +76,11 @@ var ChangeActions = map[string]struct{ Needs, May []string }{
 	ActionMoveBefore:           {[]string{"path", "other"}, nil},
 	ActionMoveAfter:            {[]string{"path", "other"}, nil},
 	ActionSetIdentifierFields:  {nil, []string{"columns"}},
+	ActionDropIdentifierFields: {[]string{"columns"}, nil},
 	ActionUnionByName:          {nil, nil},
 	ActionAddPartitionField:    {[]string{"source", "transform"}, []string{"name"}},
-	ActionRemovePartitionField: {[]string{"name"}, nil},
+	// remove_partition_field names the field, or its source and transform.
+	ActionRemovePartitionField: {nil, []string{"name", "source", "transform"}},
 	ActionRenamePartitionField: {[]string{"name", "new_name"}, nil},
 	ActionReplaceSortOrder:     {nil, []string{"terms"}},
 	ActionSetProperties:        {[]string{"properties"}, nil},
@@ -87,7 +91,7 @@ var ChangeActions = map[string]struct{ Needs, May []string }{
 func IsSchemaChange(action string) bool {
 	switch action {
 	case ActionAddColumn, ActionRenameColumn, ActionUpdateColumn, ActionDeleteColumn, ActionMoveFirst,
-		ActionMoveBefore, ActionMoveAfter, ActionSetIdentifierFields, ActionUnionByName:
+		ActionMoveBefore, ActionMoveAfter, ActionSetIdentifierFields, ActionDropIdentifierFields, ActionUnionByName:
 		return true
 	}
 	return false
@@ -159,6 +163,9 @@ func (r *Request) validateChanges() error {
 			if slices.Contains(p, "") {
 				return fmt.Errorf("%w: changes[%d]: %s: empty column name in %q", errs.ErrInvalidArgument, i, c.Action, p)
 			}
+		}
+		if c.Action == ActionRemovePartitionField && (c.Name == "") == (c.Source == "" || c.Transform == "") {
+			return fmt.Errorf("%w: changes[%d]: remove_partition_field needs name, or source and transform", errs.ErrInvalidArgument, i)
 		}
 		if c.Action == ActionUpdateColumn && c.Type == "" && c.Doc == nil && c.Required == nil {
 			return fmt.Errorf("%w: changes[%d]: update_column needs type, doc or required", errs.ErrInvalidArgument, i)

@@ -93,6 +93,7 @@ var ops = map[string]bool{
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpLastCommittedBatch: true, OpUpdateTable: true,
+	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -191,6 +192,9 @@ type Request struct {
 	// optional column required and add required columns (PyIceberg's
 	// update_schema(allow_incompatible_changes=True)).
 	AllowIncompatibleChanges bool `json:"allow_incompatible_changes,omitempty"`
+
+	// DDL holds the catalog and DDL operations' fields (ddl.go).
+	DDL
 }
 
 // Stream identifies a streaming query and, for writes, its batch.
@@ -411,7 +415,10 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 	if !ops[r.Op] {
 		return nil, fmt.Errorf("%w: unknown operation %q", errs.ErrInvalidArgument, r.Op)
 	}
-	if r.Op != OpListTables && r.Op != OpPanic && r.Table == "" {
+	if (r.Op == OpCreateNamespace || r.Op == OpSQL) && r.Table != "" {
+		return nil, fmt.Errorf("%w: operation %s takes no table", errs.ErrInvalidArgument, r.Op)
+	}
+	if !NoTable(r.Op) && r.Table == "" {
 		return nil, fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
 	}
 	for i, pf := range r.PartitionBy {
@@ -457,6 +464,9 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 		return nil, err
 	}
 	if err := r.validateChanges(); err != nil {
+		return nil, err
+	}
+	if err := r.validateDDL(); err != nil {
 		return nil, err
 	}
 	return &r, nil

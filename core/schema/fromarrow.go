@@ -159,6 +159,13 @@ func join(path, name string) string {
 	return path + "." + name
 }
 
+// Fresh renumbers sc's fields 1..n in Java's AssignFreshIds order (what a
+// catalog does to the schema of a created table).
+func Fresh(sc *iceberg.Schema) *iceberg.Schema {
+	next := 0
+	return assignIDs(sc.Fields(), sc.IdentifierFieldIDs, func(string, iceberg.Type) int { next++; return next })
+}
+
 // assignIDs rebuilds fields with the ids idFor returns, in Java's
 // AssignFreshIds order: a struct's own fields first, then their nested types;
 // a list's element, a map's key then value, then their nested types. remap,

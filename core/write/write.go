@@ -331,8 +331,7 @@ func (w *Writer) tableProps(existing map[string]string) map[string]string {
 }
 
 func (w *Writer) planNew(ctx context.Context, existing *table.Table) (*Plan, error) {
-	keepNullability := strings.EqualFold(w.Cat.Props["use-nullable-query-schema"], "false")
-	sc, err := schema.FromArrow(w.Input.Schema(), keepNullability)
+	sc, err := w.newSchema()
 	if err != nil {
 		return nil, err
 	}
@@ -823,6 +822,10 @@ func (w *Writer) commitCreate(ctx context.Context, p *Plan, wr Written) (*table.
 	if err := sameShape(base, p); err != nil {
 		return nil, err
 	}
+	if w.Input == nil {
+		// CREATE TABLE without data: no snapshot.
+		return w.Publish(ctx, p, []table.Requirement{table.AssertCreate()}, updates)
+	}
 	_, snapUpdates, err := w.StageAppend(ctx, p, base, "", wr)
 	if err != nil {
 		return nil, err
@@ -845,9 +848,12 @@ func (w *Writer) commitReplace(ctx context.Context, p *Plan, wr Written) (*table
 	if err := sameShape(base, p); err != nil {
 		return nil, err
 	}
-	_, snapUpdates, err := w.StageAppend(ctx, p, base, t.MetadataLocation(), wr)
-	if err != nil {
-		return nil, err
+	var snapUpdates []table.Update
+	if w.Input != nil {
+		// REPLACE TABLE without data leaves main without a snapshot.
+		if _, snapUpdates, err = w.StageAppend(ctx, p, base, t.MetadataLocation(), wr); err != nil {
+			return nil, err
+		}
 	}
 	var mainID *int64
 	if sn := old.SnapshotByName(table.MainBranch); sn != nil {

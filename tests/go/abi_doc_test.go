@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/iceberg-go"
+
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/host"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
@@ -48,6 +50,11 @@ func jsonKeys(t reflect.Type, prefix string) []string {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name := strings.Split(f.Tag.Get("json"), ",")[0]
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's keys are the outer document's.
+			out = append(out, jsonKeys(f.Type, prefix)...)
+			continue
+		}
 		if name == "" || name == "-" {
 			continue
 		}
@@ -58,6 +65,8 @@ func jsonKeys(t reflect.Type, prefix string) []string {
 			ft = ft.Elem()
 		}
 		switch {
+		case ft == reflect.TypeFor[iceberg.Schema]():
+			// An Iceberg schema in the spec's JSON form, documented as one key.
 		case ft.Kind() == reflect.Struct:
 			out = append(out, jsonKeys(ft, key+".")...)
 		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:

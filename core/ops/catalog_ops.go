@@ -1,0 +1,143 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	icecat "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
+	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/maintenance"
+	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	"github.com/pyiceberg-go/pyiceberg-go/core/sqlstmt"
+	"github.com/pyiceberg-go/pyiceberg-go/core/write"
+)
+
+// dropTable is DROP TABLE [IF EXISTS] t [PURGE].
+func dropTable(ctx context.Context, tg maintenance.Target, req *request.Request) (any, error) {
+	if req.Purge {
+		res, err := maintenance.PurgeTable(ctx, tg)
+		if err != nil && req.IfExists && errors.Is(err, errs.ErrNoSuchTable) {
+			return map[string]any{"table": tg.ID.String(), "dropped": false}, nil
+		}
+		return res, err
+	}
+	if err := tg.Cat.DropTable(ctx, tg.Ident); err != nil {
+		err = catalog.MapErr(err, tg.ID)
+		if req.IfExists && errors.Is(err, errs.ErrNoSuchTable) {
+			return map[string]any{"table": tg.ID.String(), "dropped": false}, nil
+		}
+		return nil, err
+	}
+	return map[string]any{"table": tg.ID.String(), "dropped": true}, nil
+}
+
+// renameTable is ALTER TABLE t RENAME TO u, within t's catalog.
+func renameTable(ctx context.Context, s *session.Session, cat *catalog.Catalog, id request.Identifier, newName string) (any, error) {
+	to, err := s.Identifier(newName)
+	if err != nil {
+		return nil, err
+	}
+	if to.Catalog != id.Catalog {
+		return nil, fmt.Errorf("%w: cannot rename %s to %s: a table stays in its catalog", errs.ErrInvalidArgument, id, to)
+	}
+	if _, err := cat.RenameTable(ctx, catalog.TableIdent(id), catalog.TableIdent(to)); err != nil {
+		if errors.Is(err, icecat.ErrTableAlreadyExists) {
+			return nil, fmt.Errorf("%w: cannot rename %s: table %s already exists", errs.ErrTableAlreadyExists, id, to)
+		}
+		return nil, catalog.MapErr(err, id)
+	}
+	return map[string]any{"table": to.String(), "renamed_from": id.String()}, nil
+}
+
+// createNamespace is CREATE NAMESPACE [IF NOT EXISTS] ns [WITH PROPERTIES].
+func createNamespace(ctx context.Context, s *session.Session, req *request.Request) (any, error) {
+	id, err := s.Identifier(req.Namespace + ".x")
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range id.Namespace {
+		if strings.Contains(part, ".") {
+			return nil, fmt.Errorf("%w: namespace part %q contains a dot", errs.ErrInvalidArgument, part)
+		}
+	}
+	cat, err := s.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	ns := table.Identifier(id.Namespace)
+	name := id.Catalog + "." + strings.Join(ns, ".")
+	err = cat.CreateNamespace(ctx, ns, req.Properties)
+	switch {
+	case err == nil:
+		return map[string]any{"namespace": name, "created": true}, nil
+	case errors.Is(err, icecat.ErrNamespaceAlreadyExists) && req.IfNotExists:
+		return map[string]any{"namespace": name, "created": false}, nil
+	case errors.Is(err, icecat.ErrNamespaceAlreadyExists):
+		return nil, fmt.Errorf("%w: namespace %s already exists", errs.ErrValidation, name)
+	}
+	return nil, catalog.MapErr(err, request.Identifier{Catalog: id.Catalog, Namespace: id.Namespace})
+}
+
+// createTable is CREATE [OR REPLACE] TABLE t (columns) without data.
+func createTable(ctx context.Context, w *write.Writer) (any, error) {
+	res, created, err := w.CreateEmpty(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"table": res.Table, "created": created}, nil
+}
+
+// runSQL runs one Spark SQL statement: core/sqlstmt reads it into the
+// request document of its operation, which is checked and run as if a
+// caller had sent it.
+func runSQL(ctx context.Context, s *session.Session, req *request.Request, input array.RecordReader, prog *Progress) (any, error) {
+	if input != nil {
+		return nil, fmt.Errorf("%w: sql takes no input data", errs.ErrInvalidArgument)
+	}
+	st, err := sqlstmt.Parse(req.SQL)
+	if err != nil {
+		return nil, err
+	}
+	if op := st.Request.Op; (op == request.OpCreateTable || op == request.OpCreateNamespace) && st.Request.Properties["owner"] == "" {
+		// Spark's CreateTableExec and CreateNamespaceExec record who created it.
+		if st.Request.Properties == nil {
+			st.Request.Properties = map[string]string{}
+		}
+		st.Request.Properties["owner"] = currentUser()
+	}
+	doc, err := json.Marshal(st.Request)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidArgument, err)
+	}
+	inner, err := request.Decode(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Kind, err)
+	}
+	res, err := Execute(ctx, s, inner, nil, prog)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"statement": st.Kind, "op": inner.Op, "result": res}, nil
+}
+
+// currentUser is Spark's Utils.getCurrentUserName: SPARK_USER, else the
+// process's user.
+func currentUser() string {
+	if u := os.Getenv("SPARK_USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}

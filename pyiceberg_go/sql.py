@@ -1,0 +1,61 @@
+"""``ig.sql``: Spark SQL statements, run by the library.
+
+The statement is parsed and run by the Go core (``{"op": "sql"}``, docs/abi.md): this module
+only sends it and wraps the answer.
+
+Example::
+
+    ig.sql("CREATE TABLE local.db.events (id bigint, ts timestamp) USING iceberg PARTITIONED BY (days(ts))")
+    ig.sql("ALTER TABLE local.db.events ADD COLUMN channel string COMMENT 'where it came from'")
+    ig.sql("ALTER TABLE local.db.events WRITE ORDERED BY id")
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._session import execute
+
+__all__ = ["SqlResult", "sql"]
+
+
+@dataclass(frozen=True)
+class SqlResult:
+    """What a statement did.
+
+    ``statement`` names the statement (``"ALTER TABLE ... ADD COLUMNS"``), ``op`` the operation
+    of docs/abi.md that ran it (``"update_table"``) and ``result`` is that operation's result
+    document, as :func:`pyiceberg_go.execute` returns it.
+    """
+
+    statement: str
+    op: str
+    result: dict[str, Any]
+
+    @property
+    def snapshot_id(self) -> int | None:
+        """The snapshot a statement committed, if it made one (DDL makes none)."""
+        v = self.result.get("snapshot_id")
+        return int(v) if v is not None else None
+
+
+def sql(statement: str) -> SqlResult:
+    """Run one Spark SQL statement on the default session.
+
+    Supported: ``CREATE [OR REPLACE] TABLE ... (columns) USING iceberg [PARTITIONED BY (...)]
+    [LOCATION '...'] [COMMENT '...'] [TBLPROPERTIES (...)]``, ``REPLACE TABLE``,
+    ``CREATE NAMESPACE|DATABASE [IF NOT EXISTS]``, ``DROP TABLE [IF EXISTS] t [PURGE]`` and
+    ``ALTER TABLE`` with ``RENAME TO``, ``ADD|RENAME|ALTER|DROP COLUMN``,
+    ``SET|UNSET TBLPROPERTIES``, ``ADD|DROP|REPLACE PARTITION FIELD``, ``WRITE [LOCALLY]
+    ORDERED BY | DISTRIBUTED BY PARTITION | UNORDERED``, ``SET|DROP IDENTIFIER FIELDS`` and
+    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention.
+
+    A syntax error raises :class:`~pyiceberg_go.InvalidArgumentError` naming the position; a
+    statement outside that list raises :class:`~pyiceberg_go.NotSupportedError`. Nothing is
+    committed by a statement that fails.
+    """
+    if not isinstance(statement, str):
+        raise TypeError(f"sql takes the statement as str, got {type(statement).__name__}")
+    doc = execute({"op": "sql", "sql": statement})
+    return SqlResult(statement=str(doc["statement"]), op=str(doc["op"]), result=dict(doc.get("result") or {}))
