@@ -324,9 +324,10 @@ func (r *posDeleteRewrite) rewriteGroup(ctx context.Context, fs icebergio.WriteF
 		n++
 		return fmt.Sprintf("%s/%05d-%s-deletes.parquet", dir, n, opID)
 	}
-	// write writes the deletes of data files in into new files whose
-	// file_path bounds are lo and hi (Java writes them untruncated).
-	write := func(in []string) error {
+	// emit writes the deletes of the data files in into new files whose
+	// file_path bounds are the first and last of in (written whole, as
+	// Java does, so a file of one data file is recognisably file-scoped).
+	emit := func(in []string) error {
 		wr := parquet.NewWriter(ctx, fs, posDeleteSchema, pqOpts, name)
 		var werr error
 		for _, path := range in {
@@ -358,10 +359,10 @@ func (r *posDeleteRewrite) rewriteGroup(ctx context.Context, fs icebergio.WriteF
 		return nil
 	}
 	if !r.fileScoped {
-		return write(paths)
+		return emit(paths)
 	}
 	for _, path := range paths {
-		if err := write([]string{path}); err != nil {
+		if err := emit([]string{path}); err != nil {
 			return err
 		}
 	}
