@@ -31,6 +31,7 @@ __all__ = [
     "RemoveOrphanFilesResult",
     "RewriteDataFilesResult",
     "RewriteManifestsResult",
+    "RewritePositionDeleteFilesResult",
     "ScanProgress",
     "SnapshotInfo",
     "WriteMetrics",
@@ -474,4 +475,53 @@ _REWRITE_COUNTS = (
     "rewritten_bytes_count",
     "failed_data_files_count",
     "removed_delete_files_count",
+)
+
+
+@dataclass(frozen=True)
+class RewritePositionDeleteFilesResult:
+    """What :meth:`pyiceberg_go.Table.rewrite_position_delete_files` did: Spark's result
+    columns, plus the snapshots it committed (none when nothing needed rewriting).
+
+    Example::
+
+        r = ig.table("local.db.t").rewrite_position_delete_files()
+        print(r.rewritten_delete_files_count, r.added_delete_files_count, r.counts())
+    """
+
+    table: str
+    rewritten_delete_files_count: int
+    added_delete_files_count: int
+    rewritten_bytes_count: int
+    added_bytes_count: int
+    snapshot_ids: list[int] = field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any]) -> RewritePositionDeleteFilesResult:
+        """Build a result from the library's ``rewrite_position_delete_files`` document
+        (docs/abi.md#result).
+
+        Example::
+
+            RewritePositionDeleteFilesResult.from_document({"table": "db.t", "added_delete_files_count": 1})
+        """
+        counts = {k: int(doc.get(k) or 0) for k in _POSITION_DELETE_COUNTS}
+        return cls(table=str(doc.get("table", "")), **counts, snapshot_ids=_ints(doc.get("snapshot_ids")))
+
+    def counts(self) -> dict[str, int]:
+        """Spark's four result columns by name (the row ``CALL ... rewrite_position_delete_files``
+        returns).
+
+        Example::
+
+            assert ig.table("local.db.t").rewrite_position_delete_files().counts()["added_bytes_count"] >= 0
+        """
+        return {k: int(getattr(self, k)) for k in _POSITION_DELETE_COUNTS}
+
+
+_POSITION_DELETE_COUNTS = (
+    "rewritten_delete_files_count",
+    "added_delete_files_count",
+    "rewritten_bytes_count",
+    "added_bytes_count",
 )

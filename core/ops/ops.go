@@ -160,6 +160,12 @@ func run(ctx context.Context, w *write.Writer) (any, error) {
 			return nil, err
 		}
 		return res, nil
+	case request.OpRewritePositionDeleteFiles:
+		res, err := rowlevel.RewritePositionDeleteFiles(ctx, w, p, existing)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 	return w.Write(ctx, op, p)
 }

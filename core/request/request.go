@@ -73,6 +73,10 @@ const (
 	// OpRewriteDataFiles compacts data files as Rewrite describes
 	// (core/rowlevel, compact.go).
 	OpRewriteDataFiles = "rewrite_data_files"
+	// OpRewritePositionDeleteFiles compacts position delete files (Spark's
+	// rewrite_position_delete_files); Rewrite carries its where and
+	// options (core/rowlevel, posdeletes.go).
+	OpRewritePositionDeleteFiles = "rewrite_position_delete_files"
 
 	// OpLastCommittedBatch reads the last batch Stream.QueryID committed
 	// on the identifier's branch (main by default): core/stream.
@@ -92,7 +96,7 @@ var ops = map[string]bool{
 	OpCherrypick: true, OpPublish: true, OpRefs: true,
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
-	OpLastCommittedBatch: true, OpUpdateTable: true,
+	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
 	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true,
 }
 
@@ -168,7 +172,8 @@ type Request struct {
 	// SpecID is the partition spec whose manifests rewrite_manifests
 	// rewrites (default: the table's current spec).
 	SpecID *int `json:"spec_id,omitempty"`
-	// Rewrite holds rewrite_data_files' arguments.
+	// Rewrite holds rewrite_data_files' and rewrite_position_delete_files'
+	// arguments.
 	Rewrite *Rewrite `json:"rewrite,omitempty"`
 
 	// StartSnapshotID (exclusive) and EndSnapshotID (inclusive; default
@@ -311,7 +316,7 @@ func (m *Merge) validate() error {
 // IsRowLevel reports whether op changes existing rows of a table.
 func IsRowLevel(op string) bool {
 	switch op {
-	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate, OpMerge, OpRewriteDataFiles:
+	case OpOverwritePartitions, OpOverwrite, OpDelete, OpUpdate, OpMerge, OpRewriteDataFiles, OpRewritePositionDeleteFiles:
 		return true
 	}
 	return false
@@ -581,23 +586,31 @@ func (r *Request) validateMaintenance() error {
 	return nil
 }
 
-// validateRewrite checks rewrite_data_files' arguments: the strategy
-// (defaulting to sort when a sort order is given, else binpack, as Spark's
-// procedure) and that only it carries them.
+// validateRewrite checks the arguments of rewrite_data_files (the
+// strategy, defaulting to sort when a sort order is given, else binpack,
+// as Spark's procedure) and rewrite_position_delete_files (where and
+// options only), and that only they carry them.
 func (r *Request) validateRewrite() error {
-	if r.Op != OpRewriteDataFiles {
+	if r.Op != OpRewriteDataFiles && r.Op != OpRewritePositionDeleteFiles {
 		if r.Rewrite != nil {
 			return fmt.Errorf("%w: operation %s takes no rewrite", errs.ErrInvalidArgument, r.Op)
 		}
 		return nil
 	}
 	if r.SnapshotID != nil || r.Location != "" || len(r.Options) > 0 || len(r.SortOrder) > 0 {
-		return fmt.Errorf("%w: rewrite_data_files takes its options, sort order and filter in rewrite", errs.ErrInvalidArgument)
+		return fmt.Errorf("%w: %s takes its options, sort order and filter in rewrite", errs.ErrInvalidArgument, r.Op)
 	}
 	if r.Rewrite == nil {
 		r.Rewrite = &Rewrite{}
 	}
 	rw := r.Rewrite
+	if r.Op == OpRewritePositionDeleteFiles {
+		// Spark's procedure takes table, where and options only.
+		if rw.Strategy != "" || rw.SortOrder != "" {
+			return fmt.Errorf("%w: rewrite_position_delete_files takes no strategy or sort_order (only where and options)", errs.ErrInvalidArgument)
+		}
+		return nil
+	}
 	switch s := strings.ToLower(strings.TrimSpace(rw.Strategy)); s {
 	case "":
 		rw.Strategy = StrategyBinpack

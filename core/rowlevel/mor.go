@@ -362,6 +362,16 @@ func (fl *filtered) markBatch(ctx context.Context, f *expr.Expr, rec arrow.Recor
 // readPositionDeletes adds the positions a position delete file removes
 // from data file path to into.
 func readPositionDeletes(ctx context.Context, fs icebergio.IO, d iceberg.DataFile, path string, into *dv.RoaringPositionBitmap) error {
+	return scanPositionDeletes(ctx, fs, d, func(p string, pos int64) {
+		if p == path {
+			into.Set(uint64(pos))
+		}
+	})
+}
+
+// readPositionDeleteRows reads the Parquet position delete file d and
+// calls fn with each chunk of its file_path and pos columns.
+func readPositionDeleteRows(ctx context.Context, fs icebergio.IO, d iceberg.DataFile, fn func(paths, poss arrow.Array) error) error {
 	f, err := fs.Open(d.FilePath())
 	if err != nil {
 		return fmt.Errorf("%w: opening position deletes %s: %v", errs.ErrIO, d.FilePath(), err)
@@ -387,16 +397,8 @@ func readPositionDeletes(ctx context.Context, fs icebergio.IO, d iceberg.DataFil
 	}
 	pc, oc := tbl.Column(paths[0]).Data().Chunks(), tbl.Column(poss[0]).Data().Chunks()
 	for i := range pc {
-		type strs interface{ Value(int) string }
-		sv, ok := pc[i].(strs)
-		ov, ok2 := oc[i].(*array.Int64)
-		if !ok || !ok2 {
-			return fmt.Errorf("%w: position delete file %s has columns %s, %s", errs.ErrValidation, d.FilePath(), pc[i].DataType(), oc[i].DataType())
-		}
-		for j := range pc[i].Len() {
-			if sv.Value(j) == path && ov.IsValid(j) {
-				into.Set(uint64(ov.Value(j)))
-			}
+		if err := fn(pc[i], oc[i]); err != nil {
+			return err
 		}
 	}
 	return nil
