@@ -49,7 +49,8 @@ def sql(statement: str) -> SqlResult:
     ``ALTER TABLE`` with ``RENAME TO``, ``ADD|RENAME|ALTER|DROP COLUMN``,
     ``SET|UNSET TBLPROPERTIES``, ``ADD|DROP|REPLACE PARTITION FIELD``, ``WRITE [LOCALLY]
     ORDERED BY | DISTRIBUTED BY PARTITION | UNORDERED``, ``SET|DROP IDENTIFIER FIELDS`` and
-    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention.
+    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention; ``CALL
+    [catalog.]system.<procedure>(...)`` for the maintenance and ref procedures.
 
     A syntax error raises :class:`~pyiceberg_go.InvalidArgumentError` naming the position; a
     statement outside that list raises :class:`~pyiceberg_go.NotSupportedError`. Nothing is

@@ -19,6 +19,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/sqlstmt"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 	"github.com/pyiceberg-go/pyiceberg-go/core/write"
 )
 
@@ -104,7 +105,11 @@ func runSQL(ctx context.Context, s *session.Session, req *request.Request, input
 	if input != nil {
 		return nil, fmt.Errorf("%w: sql takes no input data", errs.ErrInvalidArgument)
 	}
-	st, err := sqlstmt.Parse(req.SQL)
+	zone, err := tz.FromConf(s.Conf())
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlstmt.Parse(req.SQL, zone)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Statement is a parsed statement: the request that runs it and what kind
@@ -24,13 +25,15 @@ type Statement struct {
 	Request *request.Request
 }
 
-// Parse reads one statement (an optional trailing ";" allowed).
-func Parse(src string) (*Statement, error) {
+// Parse reads one statement (an optional trailing ";" allowed); zone is
+// the session time zone TIMESTAMP '...' literals without a zone are read
+// in (nil: UTC).
+func Parse(src string, zone *tz.Zone) (*Statement, error) {
 	c, err := expr.NewCursor(src)
 	if err != nil {
 		return nil, err
 	}
-	p := &stmtParser{c: c}
+	p := &stmtParser{c: c, zone: zone}
 	st, err := p.statement()
 	if err != nil {
 		return nil, err
@@ -43,7 +46,8 @@ func Parse(src string) (*Statement, error) {
 }
 
 type stmtParser struct {
-	c *expr.Cursor
+	c    *expr.Cursor
+	zone *tz.Zone
 }
 
 func (p *stmtParser) unsupported(pos int, format string, args ...any) error {
@@ -66,8 +70,10 @@ func (p *stmtParser) statement() (*Statement, error) {
 		return p.dropTable()
 	case c.Keywords("ALTER", "TABLE"):
 		return p.alterTable()
+	case c.Keywords("CALL"):
+		return p.call()
 	}
-	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE and ALTER TABLE", t.Describe())
+	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE and CALL", t.Describe())
 }
 
 // tableName reads a table identifier as the request spells it.

@@ -311,7 +311,7 @@ func TestSQLStatementsBecomeTheDocumentsTheyName(t *testing.T) {
 		"alter table `a`.`b c` drop columns (x, y)":   request.OpUpdateTable,
 		"ALTER TABLE a.b DROP BRANCH IF EXISTS x":     request.OpRemoveBranch,
 	} {
-		st, err := sqlstmt.Parse(stmt)
+		st, err := sqlstmt.Parse(stmt, nil)
 		if err != nil {
 			t.Errorf("%s: %v", stmt, err)
 			continue
