@@ -198,8 +198,7 @@ func setProp(m map[string]string, k, v string) map[string]string {
 func renumber(fields []iceberg.NestedField) []iceberg.NestedField {
 	next := 0
 	var typ func(t iceberg.Type) iceberg.Type
-	var walk func(fs []iceberg.NestedField) []iceberg.NestedField
-	walk = func(fs []iceberg.NestedField) []iceberg.NestedField {
+	walk := func(fs []iceberg.NestedField) []iceberg.NestedField {
 		out := make([]iceberg.NestedField, len(fs))
 		for i, f := range fs {
 			next++
