@@ -1,7 +1,7 @@
 """Spark's DDL as text: ``ig.sql`` (core/sqlstmt) against Spark 4.1 running the same statements.
 
 - The differential sequence of test_evolution (CREATE TABLE, then every ALTER TABLE form with writes
-  between them) run as text through ``ig.sql`` on our table and through ``spark.sql`` on its twin:
+  between them; format v2) run as text through ``ig.sql`` on our table and through ``spark.sql`` on its twin:
   the same schema (ids, names, types, docs, nullability, identifier fields), specs, sort order and
   properties after every statement, and the same rows read by Spark, PyIceberg, DuckDB and us.
 - Branch and tag DDL with retention, REPLACE / CREATE OR REPLACE / IF NOT EXISTS / DROP IF EXISTS:
@@ -58,7 +58,9 @@ def assert_same_ranked_shape(when: str) -> None:
         assert a[key] == b[key], f"after {when}: {key} differs\n ours:  {a[key]}\n spark: {b[key]}"
 
 
-@pytest.mark.parametrize("version", ["2", "3"])
+# v2 only: test_evolution runs the same sequence through the Python API on v2 and v3, and both
+# paths meet in core/evolve; the statements' reading is what this test adds.
+@pytest.mark.parametrize("version", ["2"])
 def test_sql_ddl_matches_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any, version: str) -> None:
     spark.sql(CREATE.format(t=S, v=version))
     r = ig.sql(CREATE.format(t=T, v=version))
