@@ -72,8 +72,10 @@ func (p *stmtParser) statement() (*Statement, error) {
 		return p.alterTable()
 	case c.Keywords("CALL"):
 		return p.call()
+	case c.Keywords("SELECT"):
+		return p.selectRead()
 	}
-	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE and CALL", t.Describe())
+	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL and SELECT of one table", t.Describe())
 }
 
 // tableName reads a table identifier as the request spells it.

@@ -453,3 +453,61 @@ def test_call_procedures_match_spark(spark: Any, spark_catalog: str, pyiceberg_c
 def assert_rows_equal(a: pa.Table, b: pa.Table) -> None:
     assert a.num_rows == b.num_rows
     assert a.sort_by("id").to_pylist() == b.sort_by("id").to_pylist()
+
+
+# ---------------------------------------------------------------- SELECT of one table
+
+
+def test_select_reads_as_spark_reads_the_same_table(spark: Any, spark_catalog: str) -> None:
+    """The same SELECT text through Spark and through ig.sql on one table: the same rows, for every
+    time-travel form, projections, filters and metadata tables."""
+    times = []
+    for i in range(3):
+        data = pa.table(
+            {"id": pa.array(range(10 * i, 10 * i + 10), pa.int64()), "s": [f"v{j}" for j in range(10)], "p": [{"x": i}] * 10}
+        )
+        w = ig.writeTo(data, T)
+        w.create() if i == 0 else w.append()
+        times.append(metadata_json(T)["last-updated-ms"])
+    ig.sql(f"ALTER TABLE {T} DROP COLUMN s")
+    log = [e["snapshot-id"] for e in metadata_json(T)["snapshot-log"]]
+    ig.sql(f"ALTER TABLE {T} CREATE TAG first AS OF VERSION {log[0]}")
+    iso = [dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f") for ms in times]
+    statements = [
+        f"SELECT * FROM {T}",
+        f"SELECT id, p FROM {T} WHERE id % 3 = 1",
+        f"SELECT * FROM {T} VERSION AS OF {log[1]}",
+        f"SELECT id FROM {T} FOR SYSTEM_VERSION AS OF {log[0]} WHERE id > 4",
+        f"SELECT * FROM {T} VERSION AS OF 'first'",
+        f"SELECT * FROM {T} TIMESTAMP AS OF '{iso[1]}'",
+        f"SELECT id FROM {T} FOR SYSTEM_TIME AS OF TIMESTAMP '{iso[2]}'",
+        f"SELECT * FROM {T}.tag_first",
+    ]
+    for stmt in statements:
+        ours = ig.sql(stmt)
+        assert ours.statement == "SELECT" and ours.op == "scan" and ours.read is not None, ours
+        theirs = spark.sql(stmt).toArrow()
+        got = ours.to_arrow()
+        assert got.column_names[: len(theirs.column_names)] == theirs.column_names or stmt.startswith(
+            "SELECT id, p.x"
+        ), stmt
+        key = got.column_names[0]
+        assert sorted(got.column(0).to_pylist()) == sorted(theirs.column(0).to_pylist()), stmt
+        assert got.num_rows == theirs.num_rows, stmt
+        assert got.sort_by(key).to_pylist() == theirs.sort_by(key).rename_columns(got.column_names).to_pylist(), stmt
+    for meta in ("snapshots", "history", "refs", "files", "manifests"):
+        ours = ig.sql(f"SELECT * FROM {T}.{meta}")
+        assert ours.op == "inspect", ours
+        assert ours.to_arrow().num_rows == spark.sql(f"SELECT * FROM {T}.{meta}").count(), meta
+    with pytest.raises(ig.NotSupportedError):
+        ig.sql(f"SELECT id FROM {T}.files")
+    with pytest.raises(ig.NotSupportedError, match="nested field"):
+        ig.sql(f"SELECT p.x FROM {T}")
+    with pytest.raises(ig.NotSupportedError, match="expressions"):
+        ig.sql(f"SELECT id + 1 FROM {T}")
+    with pytest.raises(ig.NotSupportedError, match="GROUP"):
+        ig.sql(f"SELECT id FROM {T} GROUP BY id")
+    with pytest.raises(ig.InvalidArgumentError, match="Cannot find a snapshot older than"):
+        ig.sql(f"SELECT * FROM {T} TIMESTAMP AS OF '2001-01-01 00:00:00'").to_arrow()
+    with pytest.raises(TypeError):
+        ig.sql(f"ALTER TABLE {T} SET TBLPROPERTIES ('a' = 'b')").to_arrow()
