@@ -49,6 +49,13 @@ type Catalog struct {
 	close func() error
 }
 
+// IsREST reports whether the catalog is a REST catalog (its server creates
+// tables from a staged create; the others commit them).
+func (c *Catalog) IsREST() bool {
+	_, ok := c.Catalog.(*restCatalog)
+	return ok
+}
+
 // Close releases the catalog's resources.
 func (c *Catalog) Close() error {
 	if c.close != nil {

@@ -16,6 +16,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -262,7 +264,17 @@ func applyOther(tx *table.Transaction, ch request.Change) error {
 			return invalid("replace_sort_order: %v", err)
 		}
 	case request.ActionSetProperties:
-		if err := tx.SetProperties(ch.Properties); err != nil {
+		props := ch.Properties
+		if v, ok := props["format-version"]; ok {
+			// Java's TableMetadata reads format-version as an upgrade, never
+			// as a stored property (Spark's documented way to upgrade a table).
+			props = maps.Clone(props)
+			delete(props, "format-version")
+			if err := upgradeFormat(tx, v); err != nil {
+				return err
+			}
+		}
+		if err := tx.SetProperties(props); err != nil {
 			return invalid("set_properties: %v", err)
 		}
 	case request.ActionRemoveProperties:
@@ -297,4 +309,28 @@ func partitionFieldNamed(tx *table.Transaction, source, tr string) (string, erro
 		}
 	}
 	return "", invalid("Cannot find partition field to remove: %s(%s)", tr, source)
+}
+
+// upgradeFormat upgrades the table to format version v (the same version:
+// nothing), with Java's messages for a downgrade or an unknown version.
+func upgradeFormat(tx *table.Transaction, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 3 {
+		return invalid("format-version %q is not 1, 2 or 3", v)
+	}
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return invalid("%v", err)
+	}
+	cur := staged.Metadata().Version()
+	switch {
+	case n < cur:
+		return invalid("Cannot downgrade v%d table to v%d", cur, n)
+	case n == cur:
+		return nil
+	}
+	if err := tx.UpgradeFormatVersion(n); err != nil {
+		return invalid("upgrading to format version %d: %v", n, err)
+	}
+	return nil
 }

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	icecat "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/commit"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/report"
@@ -95,6 +97,9 @@ func (w *Writer) CreateEmpty(ctx context.Context) (res *report.Result, created b
 	if err != nil {
 		return nil, false, err
 	}
+	if op == request.OpCreate && p.shape.formatVersion() == 1 && !w.Cat.IsREST() {
+		return w.createV1(ctx, p)
+	}
 	var committed *table.Table
 	err = commit.Do(ctx, retry, func(ctx context.Context) error {
 		var err error
@@ -113,4 +118,38 @@ func (w *Writer) CreateEmpty(ctx context.Context) (res *report.Result, created b
 		return nil, false, err
 	}
 	return w.Result(committed, Written{}, false), true, nil
+}
+
+func (s *shape) formatVersion() int {
+	fv, _ := FormatVersion(s.props)
+	return fv
+}
+
+// createV1 creates a format-version 1 table through the catalog's own
+// create: a create by commit starts from iceberg-go's placeholder
+// metadata, which is v2 and cannot be downgraded. The catalog renumbers
+// the schema as iceberg-go does (a nested field's children right after
+// it, where Java numbers a struct's fields first); flat schemas get the
+// same ids either way.
+func (w *Writer) createV1(ctx context.Context, p *Plan) (*report.Result, bool, error) {
+	if err := w.ensureNamespace(ctx); err != nil {
+		return nil, false, err
+	}
+	sh := p.shape
+	spec := sh.spec
+	opts := []icecat.CreateTableOpt{icecat.WithPartitionSpec(&spec), icecat.WithLocation(sh.location), icecat.WithProperties(sh.props)}
+	if sh.order.Len() > 0 {
+		opts = append(opts, icecat.WithSortOrder(sh.order))
+	}
+	if _, err := w.Cat.CreateTable(ctx, w.Ident, sh.schema, opts...); err != nil {
+		err = catalog.MapErr(err, w.ID)
+		if errors.Is(err, icecat.ErrTableAlreadyExists) || errors.Is(err, errs.ErrTableAlreadyExists) {
+			if w.Req.IfNotExists {
+				return &report.Result{Table: w.ID.String()}, false, nil
+			}
+			return nil, false, fmt.Errorf("%w: table %s already exists", errs.ErrTableAlreadyExists, w.ID)
+		}
+		return nil, false, err
+	}
+	return &report.Result{Table: w.ID.String()}, true, nil
 }

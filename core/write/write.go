@@ -351,8 +351,16 @@ func (w *Writer) planNew(ctx context.Context, existing *table.Table) (*Plan, err
 		return nil, err
 	}
 	props := w.tableProps(oldProps)
-	if _, err := FormatVersion(props); err != nil {
+	fv, err := FormatVersion(props)
+	if err != nil {
 		return nil, err
+	}
+	if fv == 1 && existing == nil && w.Input != nil && !w.Cat.IsREST() {
+		// A create by commit starts from iceberg-go's v2 placeholder
+		// metadata, which cannot be downgraded; create_table (no data)
+		// creates through the catalog instead.
+		return nil, fmt.Errorf("%w: creating a format-version 1 table with data on the %s catalog: create it empty first (ig.sql(\"CREATE TABLE ... TBLPROPERTIES ('format-version' = '1')\")), then append",
+			errs.ErrNotSupported, w.ID.Catalog)
 	}
 	loc := w.Req.Location
 	if loc == "" && existing != nil {
@@ -424,7 +432,7 @@ func (s *shape) stage(old table.Metadata, oldLoc string) (table.Metadata, []tabl
 			updates = append(updates, table.NewRemoveSnapshotRefUpdate(table.MainBranch))
 		}
 	} else {
-		empty, err := table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", nil)
+		empty, err := table.NewMetadata(iceberg.NewSchema(0), nil, table.UnsortedSortOrder, "", iceberg.Properties{"format-version": strconv.Itoa(fv)})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -464,7 +464,11 @@ def test_select_reads_as_spark_reads_the_same_table(spark: Any, spark_catalog: s
     times = []
     for i in range(3):
         data = pa.table(
-            {"id": pa.array(range(10 * i, 10 * i + 10), pa.int64()), "s": [f"v{j}" for j in range(10)], "p": [{"x": i}] * 10}
+            {
+                "id": pa.array(range(10 * i, 10 * i + 10), pa.int64()),
+                "s": [f"v{j}" for j in range(10)],
+                "p": [{"x": i}] * 10,
+            }
         )
         w = ig.writeTo(data, T)
         w.create() if i == 0 else w.append()
@@ -511,3 +515,40 @@ def test_select_reads_as_spark_reads_the_same_table(spark: Any, spark_catalog: s
         ig.sql(f"SELECT * FROM {T} TIMESTAMP AS OF '2001-01-01 00:00:00'").to_arrow()
     with pytest.raises(TypeError):
         ig.sql(f"ALTER TABLE {T} SET TBLPROPERTIES ('a' = 'b')").to_arrow()
+
+
+# ---------------------------------------------------------------- format versions
+
+
+def test_v1_create_and_format_upgrades_match_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:
+    """CREATE a v1 table, evolve its spec (v1 keeps removed fields as void), upgrade it to v2 and v3
+    with SET TBLPROPERTIES ('format-version' = ...), as Spark does on its twin; rows written between
+    the steps read the same. A downgrade is refused and commits nothing."""
+    create = "CREATE TABLE {t} (id BIGINT NOT NULL, category STRING, ts TIMESTAMP) USING iceberg PARTITIONED BY (days(ts)) TBLPROPERTIES ('format-version' = '1')"
+    spark.sql(create.format(t=S))
+    ig.sql(create.format(t=T))
+    assert_same_ranked_shape("create v1")
+    steps = [
+        "ADD PARTITION FIELD bucket(4, id)",
+        "DROP PARTITION FIELD days(ts)",
+        "WRITE",
+        "SET TBLPROPERTIES ('format-version' = '2')",
+        "ADD COLUMN n INT",
+        "WRITE",
+        "SET TBLPROPERTIES ('format-version' = '3', 'k' = 'v')",
+        "WRITE",
+    ]
+    first = 0
+    for step in steps:
+        if step == "WRITE":
+            write_both(spark, first, 15)
+            first += 15
+            check_rows(spark, pyiceberg_catalog, f"write at {first}")
+            continue
+        spark.sql(f"ALTER TABLE {S} {step}")
+        ig.sql(f"ALTER TABLE {T} {step}")
+        assert_same_ranked_shape(step)
+    before = ig.table(T).metadata()["metadata_location"]
+    with pytest.raises(ig.InvalidArgumentError, match="Cannot downgrade v3 table to v2"):
+        ig.sql(f"ALTER TABLE {T} SET TBLPROPERTIES ('format-version' = '2')")
+    assert ig.table(T).metadata()["metadata_location"] == before
