@@ -101,12 +101,15 @@ func createTable(ctx context.Context, w *write.Writer) (any, error) {
 // request document of its operation, which is checked and run as if a
 // caller had sent it.
 func runSQL(ctx context.Context, s *session.Session, req *request.Request, input array.RecordReader, prog *Progress) (any, error) {
-	if input != nil {
-		return nil, fmt.Errorf("%w: sql takes no input data", errs.ErrInvalidArgument)
-	}
 	st, err := sqlstmt.Parse(req.SQL)
 	if err != nil {
 		return nil, err
+	}
+	if st.DML != nil {
+		return runDML(ctx, s, st, input, prog)
+	}
+	if input != nil {
+		return nil, fmt.Errorf("%w: sql takes no input data for %s", errs.ErrInvalidArgument, st.Kind)
 	}
 	if op := st.Request.Op; (op == request.OpCreateTable || op == request.OpCreateNamespace) && st.Request.Properties["owner"] == "" {
 		// Spark's CreateTableExec and CreateNamespaceExec record who created it.
