@@ -152,10 +152,13 @@ def _view(session: Session, views: Mapping[str, object] | None, name: str) -> ob
 
 
 def _split_name(qualified: str) -> list[str]:
+    """The parts of a name as DuckDB's get_table_names gives it (``"local".db.t AS x``)."""
     parts, cur, quoted = [], "", False
     for ch in qualified:
         if ch == '"':
             quoted = not quoted
+        elif ch.isspace() and not quoted:
+            break  # " AS alias" follows
         elif ch == "." and not quoted:
             parts.append(cur)
             cur = ""
@@ -193,7 +196,10 @@ def _run_query(session: Session, views: Mapping[str, object] | None, query: str)
         con.execute(f'CREATE OR REPLACE TABLE {schema}."{parts[-1]}" AS SELECT * FROM __pig_table')
         con.unregister("__pig_table")
     try:
-        return con.sql(query).fetch_arrow_table()
+        rel = con.sql(query)
+        # to_arrow_table is DuckDB 1.4's name of fetch_arrow_table.
+        fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
+        return fetch()
     except duckdb.Error as e:
         raise NotSupportedError(f"DuckDB could not evaluate the query {query!r}: {e}") from None
     finally:
