@@ -106,6 +106,8 @@ func runSQL(ctx context.Context, s *session.Session, req *request.Request, input
 		return nil, err
 	}
 	if st.DML != nil {
+		// The caller's promise about its input holds for the statement's source.
+		st.Request.InputInMemory = req.InputInMemory && st.DML.Source.NeedsInput()
 		return runDML(ctx, s, st, input, prog)
 	}
 	if input != nil {
