@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -223,4 +224,58 @@ func TestSQLDMLRuns(t *testing.T) {
 	if got := snapshotCount(t, s, "local.db.t"); got != before {
 		t.Fatalf("failed statements committed %d snapshots", got-before)
 	}
+}
+
+// TestSQLDMLPlanAndInput: sql_plan names the source; sql takes the view's
+// rows as its input (by position for INSERT) and refuses a missing one.
+func TestSQLDMLPlanAndInput(t *testing.T) {
+	s := newEnv(t).session(t)
+	doc, _ := json.Marshal(map[string]string{"op": "sql_plan", "sql": "MERGE INTO local.db.t t USING upd u ON t.id = u.id WHEN MATCHED THEN DELETE"})
+	req, err := request.Decode(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ops.Execute(ctxT(t), s, req, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := res.(map[string]any)
+	if src := plan["source"].(*sqlstmt.Source); plan["op"] != request.OpMerge || src.Kind != sqlstmt.SourceView || src.Name != "upd" {
+		t.Fatalf("plan %+v", plan)
+	}
+	mustSQL(t, s, "CREATE TABLE local.db.t (id bigint, v string) USING iceberg")
+	view := func(ids []int64, vs []string) array.RecordReader {
+		sc := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.BinaryTypes.String}}, nil)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
+		b.Field(1).(*array.StringBuilder).AppendValues(vs, nil)
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		rdr, err := array.NewRecordReader(sc, []arrow.RecordBatch{rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rdr
+	}
+	if _, err := runSQLInput(t, s, "INSERT INTO local.db.t SELECT * FROM upd", nil); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("no input: %v", err)
+	}
+	// Columns a, b go to id, v by position.
+	if _, err := runSQLInput(t, s, "INSERT INTO local.db.t SELECT * FROM upd", view([]int64{1, 2}, []string{"x", "y"})); err != nil {
+		t.Fatal(err)
+	}
+	wantRows(t, s, "local.db.t", "1|x", "2|y")
+	// ... and to the column list's columns.
+	if _, err := runSQLInput(t, s, "INSERT INTO local.db.t (v, id) TABLE upd", view([]int64{3}, []string{"z"})); err == nil {
+		t.Fatal("a string into bigint id was accepted")
+	}
+	out, err := runSQLInput(t, s, "MERGE INTO local.db.t USING upd u ON t.id = u.a WHEN MATCHED THEN UPDATE SET v = u.b WHEN NOT MATCHED THEN INSERT (id, v) VALUES (u.a, u.b)", view([]int64{2, 5}, []string{"Y", "Z"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["op"] != request.OpMerge {
+		t.Fatalf("MERGE ran %v", out["op"])
+	}
+	wantRows(t, s, "local.db.t", "1|x", "2|Y", "5|Z")
 }

@@ -353,3 +353,34 @@ def test_generated_values_write_what_the_builder_writes(catalog_dir: Any, data: 
     )
     ig.writeTo(expected, "local.db.b").append()
     assert row_set(ig.table("local.db.a").to_arrow()) == row_set(ig.table("local.db.b").to_arrow())
+
+
+def test_wap_session_settings_apply_to_statements(catalog_dir: Any) -> None:
+    ig.sql("CREATE TABLE local.db.w (id bigint, v string) USING iceberg TBLPROPERTIES ('write.wap.enabled' = 'true')")
+    ig.sql("INSERT INTO local.db.w VALUES (1, 'a')")
+    main = ig.table("local.db.w").to_arrow()
+    with ig.Session(catalogs={"local": catalog_dir.properties}, conf={"spark.wap.id": "job-7"}) as staged:
+        r = staged.sql("INSERT INTO local.db.w VALUES (2, 'b')")
+        assert r.write is not None and r.write.summary["wap.id"] == "job-7"
+    with ig.Session(catalogs={"local": catalog_dir.properties}, conf={"spark.wap.id": "job-8"}) as staged:
+        r = staged.sql("DELETE FROM local.db.w WHERE id = 1")
+        assert r.write is not None and r.write.summary["wap.id"] == "job-8"
+    # Staged, not on main, until published.
+    assert ig.table("local.db.w").to_arrow().equals(main)
+    ig.table("local.db.w").publish("job-7")
+    assert sorted(ig.table("local.db.w").to_arrow()["id"].to_pylist()) == [1, 2]
+
+
+def test_query_without_duckdb_is_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    ig.sql("CREATE TABLE local.db.q (id bigint) USING iceberg")
+    ig.register("v", pa.table({"id": [1, 2]}))
+    monkeypatch.setitem(sys.modules, "duckdb", None)
+    with pytest.raises(ig.NotSupportedError, match="pyiceberg-go\\[sql\\]"):
+        ig.sql("INSERT INTO local.db.q SELECT id FROM v WHERE id > 1")
+    # The statements that need no engine still run.
+    ig.sql("INSERT INTO local.db.q SELECT * FROM v")
+    ig.sql("INSERT INTO local.db.q VALUES 3")
+    assert sorted(ig.table("local.db.q").to_arrow()["id"].to_pylist()) == [1, 2, 3]
+    assert [sn["operation"] for sn in ig.table("local.db.q").snapshots()] == ["append", "append"]
