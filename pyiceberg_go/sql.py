@@ -242,7 +242,8 @@ def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResu
     [WHERE ...]`` and ``MERGE INTO t [AS a] USING <view | table | (query)> [AS b] ON ... WHEN
     ...``, on a table or its branch (``t.branch_x``). Views come from ``views`` (name -> Arrow
     data) or :func:`register`; INSERT OVERWRITE is static unless the session's
-    ``spark.sql.sources.partitionOverwriteMode`` is ``dynamic``.
+    ``spark.sql.sources.partitionOverwriteMode`` is ``dynamic``. A DELETE or UPDATE condition may
+    hold one conjunct ``col IN (SELECT ...)`` (evaluated by DuckDB, run as a MERGE).
 
     A syntax error raises :class:`~pyiceberg_go.InvalidArgumentError` naming the position; an
     unknown view :class:`~pyiceberg_go.NoSuchViewError`; a statement outside those lists

@@ -130,7 +130,7 @@ func (p *stmtParser) condition(qualifiers ...string) (string, error) {
 	if err != nil {
 		rest := c.Text(start, 1<<30)
 		if loc := subquery.FindStringIndex(rest); loc != nil {
-			return "", p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery (IN (SELECT ...), EXISTS) in a condition needs a query engine, which ig.sql does not have for conditions yet; join the view in a MERGE INTO instead")
+			return "", p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery in this condition (ig.sql reads one conjunct col IN (SELECT ...) in DELETE and UPDATE; join the view in a MERGE INTO instead)")
 		}
 		return "", err
 	}
@@ -219,6 +219,9 @@ func (p *stmtParser) deleteFrom() (*Statement, error) {
 	}
 	r := &request.Request{Op: request.OpDelete, Table: name, Filter: "true"}
 	if p.c.Keywords("WHERE") {
+		if p.hasSubquery() {
+			return p.inSubquery(name, a, nil, "DELETE")
+		}
 		if r.Filter, err = p.condition(a, lastPart(name)); err != nil {
 			return nil, err
 		}
@@ -247,6 +250,9 @@ func (p *stmtParser) update() (*Statement, error) {
 	}
 	r := &request.Request{Op: request.OpUpdate, Table: name, Set: set}
 	if c.Keywords("WHERE") {
+		if p.hasSubquery() {
+			return p.inSubquery(name, a, set, "UPDATE")
+		}
 		if r.Filter, err = p.condition(quals...); err != nil {
 			return nil, err
 		}

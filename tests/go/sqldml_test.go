@@ -41,6 +41,15 @@ func TestSQLDMLParsesIntoDocuments(t *testing.T) {
 			`{"op":"merge","table":"db.t","merge":{"on":"t.id = src.id","source_alias":"src","clauses":[{"when":"matched","action":"update","set":{"v":"src.v"}},{"when":"not_matched","condition":"src.v \u003e 0","action":"insert","set":{"id":"src.id","v":"src.v * 2"}},{"when":"not_matched_by_source","action":"delete"}]}}`,
 		},
 		{"INSERT INTO db.t VALUES (1, 'a'), (2, NULL)", `{"op":"append","table":"db.t"}`},
+		// One conjunct col IN (SELECT ...): a merge with the subquery's distinct values.
+		{
+			"DELETE FROM db.t AS d WHERE d.v BETWEEN 1 AND 5 AND d.id IN (SELECT id FROM u WHERE u.x = 'a') AND v > 0",
+			`{"op":"merge","table":"db.t","merge":{"on":"d.id = __subquery.__k","source_alias":"__subquery","target_alias":"d","clauses":[{"when":"matched","condition":"(d.v BETWEEN 1 AND 5) AND (v \u003e 0)","action":"delete"}]}}`,
+		},
+		{
+			"UPDATE db.t SET v = v + 1 WHERE id IN (SELECT id FROM u)",
+			`{"op":"merge","table":"db.t","merge":{"on":"id = __subquery.__k","source_alias":"__subquery","clauses":[{"when":"matched","action":"update","set":{"v":"v + 1"}}]}}`,
+		},
 		{"INSERT OVERWRITE TABLE db.t PARTITION (p = 'a') SELECT * FROM v", `{"op":"append","table":"db.t"}`},
 	} {
 		st, err := sqlstmt.Parse(c.stmt)
@@ -70,6 +79,7 @@ func TestSQLDMLSources(t *testing.T) {
 		{"MERGE INTO db.t USING (SELECT id FROM u) s ON t.id = s.id WHEN MATCHED THEN DELETE", sqlstmt.SourceQuery, "", "SELECT id FROM u"},
 		{"MERGE INTO db.t USING db.u ON t.id = u.id WHEN MATCHED THEN DELETE", sqlstmt.SourceTable, "db.u", ""},
 		{"INSERT INTO db.t VALUES 1, 2", sqlstmt.SourceValues, "", ""},
+		{"DELETE FROM db.t WHERE id IN (SELECT id FROM u)", sqlstmt.SourceQuery, "", "SELECT DISTINCT __k FROM (SELECT id FROM u) AS __subquery_in(__k)"},
 	} {
 		st, err := sqlstmt.Parse(c.stmt)
 		if err != nil {
@@ -91,8 +101,10 @@ func TestSQLDMLErrors(t *testing.T) {
 		kind error
 	}{
 		{"DELETE FROM db.t WHERE", 23, nil},
-		{"DELETE FROM db.t WHERE id IN (SELECT id FROM v)", 30, errs.ErrNotSupported},
+		{"DELETE FROM db.t WHERE id NOT IN (SELECT id FROM v)", 24, errs.ErrNotSupported},
 		{"DELETE FROM db.t WHERE EXISTS (SELECT 1 FROM v)", 24, errs.ErrNotSupported},
+		{"UPDATE db.t SET a = 1 WHERE a = 2 AND (id IN (SELECT id FROM v) OR b)", 39, errs.ErrNotSupported},
+		{"DELETE FROM db.t WHERE id IN (SELECT a FROM v) AND id IN (SELECT b FROM v)", 52, errs.ErrNotSupported},
 		{"UPDATE db.t SET = 1", 17, nil},
 		{"UPDATE db.t SET a = 1, A = 2", 24, nil},
 		{"MERGE INTO db.t USING v ON t.id = v.id", 39, nil},
