@@ -323,7 +323,7 @@ def test_generated_create_table_gets_javas_schema(data: Any, pyiceberg_catalog: 
         cols.append(
             f"{quote(n)} {s}"
             + (" NOT NULL" if required else "")
-            + (f" COMMENT '{doc.replace(chr(39), chr(39) * 2)}'" if doc is not None else "")
+            + (f" COMMENT '{doc.replace(chr(92), chr(92) * 2).replace(chr(39), chr(39) * 2)}'" if doc is not None else "")
         )
         fields.append({"name": n, "type": t, "required": required, "doc": doc})
     part = [
