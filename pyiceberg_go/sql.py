@@ -19,14 +19,17 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from . import _session
 from .errors import NoSuchViewError, NotSupportedError
 from .results import WriteResult
+from .scan import ScanStream, _require_pyarrow
 
 if TYPE_CHECKING:
+    import pyarrow
+
     from ._session import Session
     from ._typing import ArrowData
 
@@ -55,6 +58,31 @@ class SqlResult:
     statement: str
     op: str
     result: dict[str, Any]
+    #: A SELECT's read document (docs/abi.md#scan); None for other statements.
+    read: dict[str, Any] | None = None
+    #: The session the statement ran in (its SELECT is read there).
+    _session: Session | None = field(default=None, repr=False, compare=False)
+
+    def stream(self) -> ScanStream:
+        """A SELECT's rows as a :class:`ScanStream` (each call reads anew).
+
+        Example::
+
+            pl.DataFrame(ig.sql("SELECT id, ts FROM local.db.t VERSION AS OF 123").stream())
+        """
+        if self.read is None:
+            raise TypeError(f"{self.statement} reads no rows: only a SELECT does")
+        return ScanStream(self._session or _session.default_session(), dict(self.read))
+
+    def to_arrow(self) -> pyarrow.Table:
+        """A SELECT's rows as a pyarrow Table.
+
+        Example::
+
+            ig.sql("SELECT * FROM local.db.t TIMESTAMP AS OF '2024-06-01 00:00:00'").to_arrow()
+        """
+        _require_pyarrow("SqlResult.to_arrow()")
+        return self.stream().to_arrow()
 
     @property
     def snapshot_id(self) -> int | None:
@@ -223,7 +251,14 @@ def run(session: Session, statement: str, views: Mapping[str, ArrowData] | None 
     elif kind == "query":
         data = _run_query(session, views, str(source["query"]))
     doc = session._execute({"op": "sql", "sql": statement}, data)
-    return SqlResult(statement=str(doc["statement"]), op=str(doc["op"]), result=dict(doc.get("result") or {}))
+    read = doc.get("read")
+    return SqlResult(
+        statement=str(doc["statement"]),
+        op=str(doc["op"]),
+        result=dict(doc.get("result") or {}),
+        read=dict(read) if read is not None else None,
+        _session=session,
+    )
 
 
 def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResult:
@@ -235,7 +270,10 @@ def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResu
     ``ALTER TABLE`` with ``RENAME TO``, ``ADD|RENAME|ALTER|DROP COLUMN``,
     ``SET|UNSET TBLPROPERTIES``, ``ADD|DROP|REPLACE PARTITION FIELD``, ``WRITE [LOCALLY]
     ORDERED BY | DISTRIBUTED BY PARTITION | UNORDERED``, ``SET|DROP IDENTIFIER FIELDS`` and
-    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention.
+    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention; ``CALL
+    [catalog.]system.<procedure>(...)`` for the maintenance and ref procedures; ``SELECT * | cols
+    FROM t [VERSION AS OF id | 'ref'] [TIMESTAMP AS OF '...'] [WHERE ...]`` and ``SELECT * FROM
+    t.<metadata table>``, read with :meth:`SqlResult.to_arrow` or :meth:`SqlResult.stream`.
 
     DML: ``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (...)] [(cols) | BY NAME] VALUES ... |
     SELECT ... | TABLE v``, ``DELETE FROM t [AS a] [WHERE ...]``, ``UPDATE t [AS a] SET ...

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // TokenKind is the kind of a Token.
@@ -294,3 +296,8 @@ func (c *Cursor) stmt(err error) error {
 	}
 	return err
 }
+
+// InstantMicros reads a timestamp text as Spark's TIMESTAMP '...' literal
+// does: microseconds since the epoch, in the zone the text names, else in
+// zone (the session time zone; nil is UTC).
+func InstantMicros(text string, zone *tz.Zone) (int64, bool) { return instantOfText(text, zone) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +20,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/sqlstmt"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 	"github.com/pyiceberg-go/pyiceberg-go/core/write"
 )
 
@@ -101,7 +103,11 @@ func createTable(ctx context.Context, w *write.Writer) (any, error) {
 // request document of its operation, which is checked and run as if a
 // caller had sent it.
 func runSQL(ctx context.Context, s *session.Session, req *request.Request, input array.RecordReader, prog *Progress) (any, error) {
-	st, err := sqlstmt.Parse(req.SQL)
+	zone, err := tz.FromConf(s.Conf())
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlstmt.Parse(req.SQL, zone)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +125,9 @@ func runSQL(ctx context.Context, s *session.Session, req *request.Request, input
 			st.Request.Properties = map[string]string{}
 		}
 		st.Request.Properties["owner"] = currentUser()
+	}
+	if st.Request.Op == request.OpScan {
+		return readSQL(ctx, s, st)
 	}
 	doc, err := json.Marshal(st.Request)
 	if err != nil {
@@ -145,4 +154,41 @@ func currentUser() string {
 		return u.Username
 	}
 	return os.Getenv("USER")
+}
+
+// readSQL answers a SELECT with the read document that runs it (a scan,
+// or an inspect when the table names a metadata table of an existing
+// table, as Spark resolves db.t.files): reads stream through pig_scan /
+// pig_read, not through this call.
+func readSQL(ctx context.Context, s *session.Session, st *sqlstmt.Statement) (any, error) {
+	r := st.Request
+	id, err := s.Identifier(r.Table)
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(request.MetadataTables, id.Name) && len(id.Namespace) >= 2 {
+		cat, err := s.Catalog(ctx, id.Catalog)
+		if err != nil {
+			return nil, err
+		}
+		n := len(id.Namespace)
+		parent := request.Identifier{Catalog: id.Catalog, Namespace: id.Namespace[:n-1], Name: id.Namespace[n-1]}
+		own, _ := cat.CheckTableExists(ctx, catalog.TableIdent(id))
+		if ok, _ := cat.CheckTableExists(ctx, catalog.TableIdent(parent)); ok && !own {
+			if len(r.Columns) > 0 || r.Filter != "" || r.AsOfTimestampMs != nil || r.Ref != "" {
+				return nil, fmt.Errorf("%w: SELECT from metadata table %s reads * only (optionally VERSION AS OF a snapshot id)", errs.ErrNotSupported, id.Name)
+			}
+			r = &request.Request{Op: request.OpInspect, Table: parent.String(), MetadataTable: id.Name, SnapshotID: r.SnapshotID}
+		}
+	}
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errs.ErrInvalidArgument, err)
+	}
+	if _, err := request.DecodeScan(doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", st.Kind, err)
+	}
+	// The document as raw JSON: a map[string]any would round snapshot ids
+	// through float64.
+	return map[string]any{"statement": st.Kind, "op": r.Op, "read": json.RawMessage(doc)}, nil
 }

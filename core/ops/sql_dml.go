@@ -12,16 +12,21 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 	"github.com/pyiceberg-go/pyiceberg-go/core/sqlstmt"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // planSQL is sql_plan: the statement read, nothing run. The caller learns
 // which view or table (or query) the statement's input rows come from, so
 // that it can pass them as the sql operation's input stream.
-func planSQL(req *request.Request, input array.RecordReader) (any, error) {
+func planSQL(s *session.Session, req *request.Request, input array.RecordReader) (any, error) {
 	if input != nil {
 		return nil, fmt.Errorf("%w: sql_plan takes no input data", errs.ErrInvalidArgument)
 	}
-	st, err := sqlstmt.Parse(req.SQL)
+	zone, err := tz.FromConf(s.Conf())
+	if err != nil {
+		return nil, err
+	}
+	st, err := sqlstmt.Parse(req.SQL, zone)
 	if err != nil {
 		return nil, err
 	}

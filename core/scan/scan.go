@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"iter"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -250,14 +251,24 @@ func isBranch(m table.Metadata, name string, at *int64) bool {
 }
 
 // projection returns the indices of the columns named out in schema, and
-// the schema of just those.
+// the schema of just those. A nested name (p.x) selects its top-level
+// struct, which the read already pruned to the selected fields (as
+// PyIceberg's selected_fields); a struct named twice is kept once.
 func projection(schema *arrow.Schema, out []string) ([]int, *arrow.Schema, error) {
 	keep := make([]int, 0, len(out))
 	fields := make([]arrow.Field, 0, len(out))
 	for _, name := range out {
 		idx := schema.FieldIndices(name)
 		if len(idx) == 0 {
+			if top, _, nested := strings.Cut(name, "."); nested {
+				idx = schema.FieldIndices(top)
+			}
+		}
+		if len(idx) == 0 {
 			return nil, nil, fmt.Errorf("%w: column %q is missing from the read's schema", errs.ErrValidation, name)
+		}
+		if slices.Contains(keep, idx[0]) {
+			continue
 		}
 		keep = append(keep, idx[0])
 		fields = append(fields, schema.Field(idx[0]))

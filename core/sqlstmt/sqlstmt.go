@@ -15,6 +15,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/expr"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/tz"
 )
 
 // Statement is a parsed statement: the request that runs it and what kind
@@ -27,13 +28,15 @@ type Statement struct {
 	DML *DML
 }
 
-// Parse reads one statement (an optional trailing ";" allowed).
-func Parse(src string) (*Statement, error) {
+// Parse reads one statement (an optional trailing ";" allowed); zone is
+// the session time zone TIMESTAMP '...' literals without a zone are read
+// in (nil: UTC).
+func Parse(src string, zone *tz.Zone) (*Statement, error) {
 	c, err := expr.NewCursor(src)
 	if err != nil {
 		return nil, err
 	}
-	p := &stmtParser{c: c}
+	p := &stmtParser{c: c, zone: zone}
 	st, err := p.statement()
 	if err != nil {
 		return nil, err
@@ -46,7 +49,8 @@ func Parse(src string) (*Statement, error) {
 }
 
 type stmtParser struct {
-	c *expr.Cursor
+	c    *expr.Cursor
+	zone *tz.Zone
 }
 
 func (p *stmtParser) unsupported(pos int, format string, args ...any) error {
@@ -69,11 +73,15 @@ func (p *stmtParser) statement() (*Statement, error) {
 		return p.dropTable()
 	case c.Keywords("ALTER", "TABLE"):
 		return p.alterTable()
+	case c.Keywords("CALL"):
+		return p.call()
+	case c.Keywords("SELECT"):
+		return p.selectRead()
 	}
 	if st, ok, err := p.statementDML(); ok {
 		return st, err
 	}
-	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, INSERT INTO|OVERWRITE, DELETE FROM, UPDATE and MERGE INTO", t.Describe())
+	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL, SELECT of one table, INSERT INTO|OVERWRITE, DELETE FROM, UPDATE and MERGE INTO", t.Describe())
 }
 
 // tableName reads a table identifier as the request spells it.
@@ -198,8 +206,7 @@ func setProp(m map[string]string, k, v string) map[string]string {
 func renumber(fields []iceberg.NestedField) []iceberg.NestedField {
 	next := 0
 	var typ func(t iceberg.Type) iceberg.Type
-	var walk func(fs []iceberg.NestedField) []iceberg.NestedField
-	walk = func(fs []iceberg.NestedField) []iceberg.NestedField {
+	walk := func(fs []iceberg.NestedField) []iceberg.NestedField {
 		out := make([]iceberg.NestedField, len(fs))
 		for i, f := range fs {
 			next++

@@ -52,7 +52,7 @@ func TestSQLDMLParsesIntoDocuments(t *testing.T) {
 		},
 		{"INSERT OVERWRITE TABLE db.t PARTITION (p = 'a') SELECT * FROM v", `{"op":"append","table":"db.t"}`},
 	} {
-		st, err := sqlstmt.Parse(c.stmt)
+		st, err := sqlstmt.Parse(c.stmt, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.stmt, err)
 		}
@@ -81,7 +81,7 @@ func TestSQLDMLSources(t *testing.T) {
 		{"INSERT INTO db.t VALUES 1, 2", sqlstmt.SourceValues, "", ""},
 		{"DELETE FROM db.t WHERE id IN (SELECT id FROM u)", sqlstmt.SourceQuery, "", "SELECT DISTINCT __k FROM (SELECT id FROM u) AS __subquery_in(__k)"},
 	} {
-		st, err := sqlstmt.Parse(c.stmt)
+		st, err := sqlstmt.Parse(c.stmt, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.stmt, err)
 		}
@@ -115,7 +115,7 @@ func TestSQLDMLErrors(t *testing.T) {
 		{"MERGE INTO db.t USING v ON a = b WHEN NOT MATCHED THEN INSERT (a, b) VALUES (1)", 63, nil},
 		{"TRUNCATE TABLE db.t", 1, errs.ErrNotSupported},
 	} {
-		_, err := sqlstmt.Parse(c.stmt)
+		_, err := sqlstmt.Parse(c.stmt, nil)
 		if err == nil {
 			t.Errorf("%s: no error", c.stmt)
 			continue

@@ -59,6 +59,29 @@ def test_columns_and_snapshot_id(data: pa.Table) -> None:
     assert_same_rows(t.to_arrow(snapshot_id=first, columns=["id"]), data.select(["id"]))
 
 
+def test_nested_columns_select_the_pruned_struct_as_pyiceberg(pyiceberg_catalog: Any) -> None:
+    """columns=["p.x"] returns the struct p with only x, as PyIceberg's selected_fields; a struct
+    named twice (p.x, p.z) comes once with both; with a filter on another column too."""
+    rows = pa.table(
+        {
+            "id": pa.array(range(6), pa.int64()),
+            "p": [{"x": i, "y": f"s{i}", "z": float(i) / 2} for i in range(6)],
+        }
+    )
+    ig.writeTo(rows, "local.db.nested").create()
+    t = ig.table("local.db.nested")
+    for cols in (["id", "p.x"], ["p.x", "p.z"], ["p.z", "id", "p.x"]):
+        ours = t.to_arrow(columns=cols)
+        theirs = pyiceberg_catalog.load_table("db.nested").scan(selected_fields=tuple(cols)).to_arrow()
+        assert sorted(ours.column_names) == sorted(theirs.column_names), cols
+        assert sorted(map(repr, ours.select(theirs.column_names).to_pylist())) == sorted(
+            map(repr, theirs.to_pylist())
+        ), cols
+        assert ours.schema.field("p").type == theirs.schema.field("p").type, cols
+    got = t.scan(columns=["p.y"], where="id > 3").to_arrow()
+    assert got.column_names == ["p"] and got["p"].to_pylist() == [{"y": "s4"}, {"y": "s5"}]
+
+
 def test_a_stream_is_read_once(data: pa.Table) -> None:
     s = ig.table(T).scan()
     assert not s.consumed and "unread" in repr(s)
