@@ -37,6 +37,7 @@ from .errors import (
     LibraryPoisonedError,
     NoSuchNamespaceError,
     NoSuchTableError,
+    NoSuchViewError,
     NotSupportedError,
     OperationCancelledError,
     SessionClosedError,
@@ -65,7 +66,7 @@ from .results import (
     WriteResult,
 )
 from .scan import ScanStream
-from .sql import SqlResult, sql
+from .sql import SqlResult, register, sql, unregister
 from .streaming import DataStreamWriter, StreamingQuery, StreamingQueryException, writeStream
 from .table import Table, table
 from .writer import (
@@ -140,6 +141,7 @@ __all__ = [
     "MergeIntoWriter",
     "NoSuchNamespaceError",
     "NoSuchTableError",
+    "NoSuchViewError",
     "NotSupportedError",
     "OperationCancelledError",
     "PartitionTransform",
@@ -183,10 +185,12 @@ __all__ = [
     "lit",
     "mergeInto",
     "months",
+    "register",
     "set_runtime",
     "sql",
     "table",
     "truncate",
+    "unregister",
     "writeStream",
     "writeTo",
     "years",

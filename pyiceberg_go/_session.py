@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ._typing import ArrowData, CapsuleType
     from .expressions import Column
     from .merge import MergeIntoWriter
+    from .sql import SqlResult
     from .table import Table
     from .writer import DataFrameWriterV2
 
@@ -332,6 +333,28 @@ class Session:
         from .merge import MergeIntoWriter
 
         return MergeIntoWriter(source, table, condition, source_alias, target_alias, session=self)
+
+    def sql(self, statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResult:
+        """Run one Spark SQL statement in this session (as :func:`pyiceberg_go.sql`).
+
+        Example::
+
+            s.sql("DELETE FROM local.db.t WHERE id < 10")
+        """
+        from .sql import run
+
+        return run(self, statement, views)
+
+    def register(self, name: str, df: ArrowData) -> None:
+        """Make ``df`` the temporary view ``name`` of this session (as :func:`pyiceberg_go.register`).
+
+        Example::
+
+            s.register("updates", df)
+        """
+        from .sql import register
+
+        register(name, df, session=self)
 
     @contextlib.contextmanager
     def _handle(self) -> Iterator[_Handle]:

@@ -74,6 +74,18 @@ class TableAlreadyExistsError(IcebergGoError):
     status = 4
 
 
+class NoSuchViewError(NoSuchTableError):
+    """A statement of ``ig.sql`` reads a view that is neither registered nor passed in ``views=``.
+
+    Raised before anything is written (Spark's ``TABLE_OR_VIEW_NOT_FOUND``).
+
+    Example::
+
+        with pytest.raises(ig.NoSuchViewError):
+            ig.sql("INSERT INTO local.db.t SELECT * FROM nope")
+    """
+
+
 class NoSuchNamespaceError(IcebergGoError):
     """The namespace of the table does not exist.
 

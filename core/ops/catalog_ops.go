@@ -103,9 +103,6 @@ func createTable(ctx context.Context, w *write.Writer) (any, error) {
 // request document of its operation, which is checked and run as if a
 // caller had sent it.
 func runSQL(ctx context.Context, s *session.Session, req *request.Request, input array.RecordReader, prog *Progress) (any, error) {
-	if input != nil {
-		return nil, fmt.Errorf("%w: sql takes no input data", errs.ErrInvalidArgument)
-	}
 	zone, err := tz.FromConf(s.Conf())
 	if err != nil {
 		return nil, err
@@ -113,6 +110,14 @@ func runSQL(ctx context.Context, s *session.Session, req *request.Request, input
 	st, err := sqlstmt.Parse(req.SQL, zone)
 	if err != nil {
 		return nil, err
+	}
+	if st.DML != nil {
+		// The caller's promise about its input holds for the statement's source.
+		st.Request.InputInMemory = req.InputInMemory && st.DML.Source.NeedsInput()
+		return runDML(ctx, s, st, input, prog)
+	}
+	if input != nil {
+		return nil, fmt.Errorf("%w: sql takes no input data for %s", errs.ErrInvalidArgument, st.Kind)
 	}
 	if op := st.Request.Op; (op == request.OpCreateTable || op == request.OpCreateNamespace) && st.Request.Properties["owner"] == "" {
 		// Spark's CreateTableExec and CreateNamespaceExec record who created it.

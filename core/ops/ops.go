@@ -75,6 +75,8 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return createNamespace(ctx, s, req)
 	case request.OpSQL:
 		return runSQL(ctx, s, req, input, prog)
+	case request.OpSQLPlan:
+		return planSQL(s, req, input)
 	}
 	id, err := s.Identifier(req.Table)
 	if err != nil {

@@ -81,7 +81,7 @@ func (r *Request) validateDDL() error {
 		{"purge", d.Purge, r.Op == OpDropTable},
 		{"new_table", d.NewTable != "", r.Op == OpRenameTable},
 		{"retention", d.Retention != nil, refCreate},
-		{"sql", d.SQL != "", r.Op == OpSQL},
+		{"sql", d.SQL != "", r.Op == OpSQL || r.Op == OpSQLPlan},
 	} {
 		if f.set && !f.may {
 			return fmt.Errorf("%w: operation %s takes no %s", errs.ErrInvalidArgument, r.Op, f.name)
@@ -108,7 +108,7 @@ func (r *Request) validateDDL() error {
 		if strings.TrimSpace(r.Namespace) == "" {
 			return fmt.Errorf("%w: create_namespace needs namespace", errs.ErrInvalidArgument)
 		}
-	case OpSQL:
+	case OpSQL, OpSQLPlan:
 		if strings.TrimSpace(d.SQL) == "" {
 			return fmt.Errorf("%w: sql needs a statement", errs.ErrInvalidArgument)
 		}
@@ -130,5 +130,5 @@ func (r *Request) validateDDL() error {
 
 // NoTable reports whether op names no table (its document has no table key).
 func NoTable(op string) bool {
-	return op == OpListTables || op == OpPanic || op == OpCreateNamespace || op == OpSQL
+	return op == OpListTables || op == OpPanic || op == OpCreateNamespace || op == OpSQL || op == OpSQLPlan
 }

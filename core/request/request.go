@@ -97,7 +97,7 @@ var ops = map[string]bool{
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
-	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true,
+	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -420,7 +420,7 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 	if !ops[r.Op] {
 		return nil, fmt.Errorf("%w: unknown operation %q", errs.ErrInvalidArgument, r.Op)
 	}
-	if (r.Op == OpCreateNamespace || r.Op == OpSQL) && r.Table != "" {
+	if (r.Op == OpCreateNamespace || r.Op == OpSQL || r.Op == OpSQLPlan) && r.Table != "" {
 		return nil, fmt.Errorf("%w: operation %s takes no table", errs.ErrInvalidArgument, r.Op)
 	}
 	if !NoTable(r.Op) && r.Table == "" {

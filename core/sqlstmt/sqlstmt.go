@@ -23,6 +23,9 @@ import (
 type Statement struct {
 	Kind    string
 	Request *request.Request
+	// DML is set for write statements (dml.go): what runs before the
+	// request (its source rows, INSERT's columns and PARTITION clause).
+	DML *DML
 }
 
 // Parse reads one statement (an optional trailing ";" allowed); zone is
@@ -75,7 +78,10 @@ func (p *stmtParser) statement() (*Statement, error) {
 	case c.Keywords("SELECT"):
 		return p.selectRead()
 	}
-	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL and SELECT of one table", t.Describe())
+	if st, ok, err := p.statementDML(); ok {
+		return st, err
+	}
+	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL, SELECT of one table, INSERT INTO|OVERWRITE, DELETE FROM, UPDATE and MERGE INTO", t.Describe())
 }
 
 // tableName reads a table identifier as the request spells it.
