@@ -224,22 +224,31 @@ func (c *Cursor) Type() (iceberg.Type, error) {
 			if err := c.ExpectOp("<"); err != nil {
 				return nil, err
 			}
-			var fields []iceberg.NestedField
-			for {
-				f, err := c.Field(len(fields) + 1)
-				if err != nil {
-					return nil, err
-				}
-				fields = append(fields, f)
-				if !c.OpIf(",") {
-					break
-				}
+			fields, err := c.Fields()
+			if err != nil {
+				return nil, err
 			}
 			return &iceberg.StructType{FieldList: fields}, c.closeAngle()
 		}
 	}
 	typ, err := c.p.parseType()
 	return typ, c.stmt(err)
+}
+
+// Fields parses one or more comma-separated Field definitions, numbered
+// 1, 2, ...
+func (c *Cursor) Fields() ([]iceberg.NestedField, error) {
+	var fields []iceberg.NestedField
+	for {
+		f, err := c.Field(len(fields) + 1)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, f)
+		if !c.OpIf(",") {
+			return fields, nil
+		}
+	}
 }
 
 // Field parses a column definition, name[:] type [NOT NULL] [COMMENT 'doc'],

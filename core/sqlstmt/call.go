@@ -74,11 +74,8 @@ var procedures = map[string]procedure{
 		ignored:  []string{"max_concurrent_deletes", "stream_results"},
 		build: func(r *request.Request, a map[string]arg) error {
 			r.Op = request.OpExpireSnapshots
-			if v, ok := a["older_than"]; ok {
-				if r.OlderThanMs = new(int64); v.kind != "timestamp" {
-					return v.errorf("older_than is a timestamp (TIMESTAMP '...')")
-				}
-				*r.OlderThanMs, _ = strconv.ParseInt(v.text, 10, 64)
+			if err := olderThan(r, a); err != nil {
+				return err
 			}
 			if v, ok := a["retain_last"]; ok {
 				n, err := v.int("retain_last")
@@ -116,11 +113,8 @@ var procedures = map[string]procedure{
 		ignored:  []string{"max_concurrent_deletes"},
 		build: func(r *request.Request, a map[string]arg) error {
 			r.Op = request.OpRemoveOrphanFiles
-			if v, ok := a["older_than"]; ok {
-				if r.OlderThanMs = new(int64); v.kind != "timestamp" {
-					return v.errorf("older_than is a timestamp (TIMESTAMP '...')")
-				}
-				*r.OlderThanMs, _ = strconv.ParseInt(v.text, 10, 64)
+			if err := olderThan(r, a); err != nil {
+				return err
 			}
 			r.Location = a["location"].text
 			if v, ok := a["dry_run"]; ok {
@@ -185,6 +179,20 @@ var procedures = map[string]procedure{
 			return nil
 		},
 	},
+}
+
+// olderThan sets older_than_ms from the older_than argument, if given.
+func olderThan(r *request.Request, a map[string]arg) error {
+	v, ok := a["older_than"]
+	if !ok {
+		return nil
+	}
+	if v.kind != "timestamp" {
+		return v.errorf("older_than is a timestamp (TIMESTAMP '...')")
+	}
+	ms, _ := strconv.ParseInt(v.text, 10, 64)
+	r.OlderThanMs = &ms
+	return nil
 }
 
 func setSnapshot(r *request.Request, a map[string]arg) error {

@@ -126,16 +126,9 @@ func (p *stmtParser) createTable(mode string) (*Statement, error) {
 		return nil, c.Errorf(t.Pos, "expected \"(\" and the table's columns, found %s", t.Describe())
 	}
 	c.Next()
-	var fields []iceberg.NestedField
-	for {
-		f, err := c.Field(len(fields) + 1)
-		if err != nil {
-			return nil, err
-		}
-		fields = append(fields, f)
-		if !c.OpIf(",") {
-			break
-		}
+	fields, err := c.Fields()
+	if err != nil {
+		return nil, err
 	}
 	if err := c.ExpectOp(")"); err != nil {
 		return nil, err
