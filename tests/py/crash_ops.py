@@ -21,6 +21,9 @@ PROPERTIES = {
     "write.merge.mode": "copy-on-write",
 }
 KINDS = ["append"] * 3 + ["delete"] * 2 + ["merge"] * 2 + ["overwrite_partitions"] * 2 + ["update", "replace"]
+# Maintenance procedures: they change files, never rows.
+KINDS += ["rewrite_data_files", "rewrite_manifests", "rewrite_position_delete_files"]
+PROCEDURES = {"rewrite_data_files", "rewrite_manifests", "rewrite_position_delete_files"}
 
 
 def _rows(rng: random.Random, i: int, n: int, parts: list[str] | None = None) -> list[dict]:
@@ -46,6 +49,8 @@ def operation(seed: int, i: int) -> dict[str, Any]:
         return {"kind": kind, "rows": _rows(rng, i, rng.randrange(1, 15), parts)}
     if kind == "replace":
         return {"kind": kind, "rows": _rows(rng, i, rng.randrange(5, 25))}
+    if kind in PROCEDURES:
+        return {"kind": kind}
     # merge: existing-looking ids of earlier operations, and new ones
     old = sorted({rng.randrange(i) * 100 + rng.randrange(30) for _ in range(rng.randrange(0, 12))})
     src = [{"id": k, "part": rng.choice(PARTS), "v": rng.randrange(1000), "s": f"m{i}"} for k in old]
@@ -58,6 +63,8 @@ def apply(rows: list[dict], op: dict[str, Any]) -> list[dict]:
     kind = op["kind"]
     if kind in ("create", "replace"):
         return [dict(r) for r in op["rows"]]
+    if kind in PROCEDURES:
+        return rows
     if kind == "append":
         return rows + [dict(r) for r in op["rows"]]
     if kind == "delete":
@@ -120,6 +127,8 @@ def run(op: dict[str, Any]) -> Any:
         return ig.table(name).delete(op["filter"])
     if kind == "update":
         return ig.table(name).update({"s": ig.lit(op["value"])}, where=op["filter"])
+    if kind in PROCEDURES:
+        return _procedure(ig, name, kind)
     if kind == "merge":
         return (
             ig.mergeInto(arrow(op["rows"]), name, "target.id = source.id")
@@ -129,3 +138,22 @@ def run(op: dict[str, Any]) -> Any:
             .merge()
         )
     raise ValueError(kind)
+
+
+def _procedure(ig: Any, name: str, kind: str) -> Any:
+    """Run maintenance procedure kind (every file a candidate); return what the journal needs of a
+    write result: the snapshot it committed (None: nothing to do) and that snapshot's summary."""
+    from types import SimpleNamespace
+
+    t = ig.table(name)
+    if kind == "rewrite_data_files":
+        ids = t.rewrite_data_files(options={"rewrite-all": "true"}).snapshot_ids
+    elif kind == "rewrite_position_delete_files":
+        ids = t.rewrite_position_delete_files(options={"rewrite-all": "true"}).snapshot_ids
+    else:
+        sid = t.rewrite_manifests().snapshot_id
+        ids = [] if sid is None else [sid]
+    if not ids:
+        return SimpleNamespace(snapshot_id=None, summary={})
+    summary = next(s["summary"] for s in t.snapshots() if s["snapshot_id"] == ids[-1])
+    return SimpleNamespace(snapshot_id=ids[-1], summary=summary)

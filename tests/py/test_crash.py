@@ -2,7 +2,9 @@
 
 A child process (a fresh interpreter, started with subprocess: never a fork
 of this one, which may have the Go runtime loaded) runs appends, deletes,
-merges, overwritePartitions, updates and replaces on one table in a loop
+merges, overwritePartitions, updates and replaces, and the maintenance
+procedures rewrite_data_files, rewrite_position_delete_files and
+rewrite_manifests (which change files, never rows), on one table in a loop
 (crash_ops.py, crash_worker.py), writing to a journal before each operation
 and after each returns. The parent kills it after a random delay drawn from a
 seeded RNG (no assertion depends on timing), then checks with PyIceberg:
