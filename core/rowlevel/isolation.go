@@ -46,23 +46,9 @@ func (w *writer) validateIsolation(ctx context.Context, t *table.Table, from *ta
 	if from != nil {
 		fromID = &from.SnapshotID
 	}
-	var concurrent []*table.Snapshot
-	for cur := w.Head(m); ; {
-		if cur == nil {
-			if fromID != nil {
-				return commit.Final(fmt.Errorf("%w: snapshot %d that the operation started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, *fromID, w.BranchName()))
-			}
-			break
-		}
-		if fromID != nil && cur.SnapshotID == *fromID {
-			break
-		}
-		concurrent = append(concurrent, cur)
-		if cur.ParentSnapshotID == nil {
-			cur = nil
-		} else {
-			cur = m.SnapshotByID(*cur.ParentSnapshotID)
-		}
+	concurrent, err := w.committedSince(m, fromID, "the operation")
+	if err != nil {
+		return err
 	}
 	if len(concurrent) == 0 {
 		return nil
@@ -155,4 +141,29 @@ func deletesFrom(df iceberg.DataFile, paths map[string]bool) (string, bool) {
 		return p, true
 	}
 	return "", false
+}
+
+// committedSince lists the snapshots of the target branch committed after
+// snapshot fromID (all of them when nil), newest first. A fromID that is no
+// longer an ancestor of the branch's head is a final conflict, naming what
+// started from it.
+func (w *writer) committedSince(m table.Metadata, fromID *int64, what string) ([]*table.Snapshot, error) {
+	var out []*table.Snapshot
+	for cur := w.Head(m); ; {
+		if cur == nil {
+			if fromID != nil {
+				return nil, commit.Final(fmt.Errorf("%w: snapshot %d that %s started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, *fromID, what, w.BranchName()))
+			}
+			return out, nil
+		}
+		if fromID != nil && cur.SnapshotID == *fromID {
+			return out, nil
+		}
+		out = append(out, cur)
+		if cur.ParentSnapshotID == nil {
+			cur = nil
+		} else {
+			cur = m.SnapshotByID(*cur.ParentSnapshotID)
+		}
+	}
 }

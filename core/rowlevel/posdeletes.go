@@ -496,20 +496,9 @@ func (r *posDeleteRewrite) commitBatch(ctx context.Context, groups []*posDeleteG
 // commitBatch); a conflict is final.
 func (w *writer) checkPosDeleteRewrite(ctx context.Context, head *table.Table, start *table.Snapshot, removed, dropped map[string]bool) error {
 	m := head.Metadata()
-	var concurrent []*table.Snapshot
-	for cur := w.Head(m); ; {
-		if cur == nil {
-			return commit.Final(fmt.Errorf("%w: snapshot %d that the rewrite started from is no longer an ancestor of branch %s", errs.ErrCommitConflict, start.SnapshotID, w.BranchName()))
-		}
-		if cur.SnapshotID == start.SnapshotID {
-			break
-		}
-		concurrent = append(concurrent, cur)
-		if cur.ParentSnapshotID == nil {
-			cur = nil
-		} else {
-			cur = m.SnapshotByID(*cur.ParentSnapshotID)
-		}
+	concurrent, err := w.committedSince(m, &start.SnapshotID, "the rewrite")
+	if err != nil {
+		return err
 	}
 	if len(concurrent) == 0 {
 		return nil
