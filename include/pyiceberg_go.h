@@ -143,7 +143,11 @@ PigStatus pig_operation_release(uintptr_t operation);
  * Runs one operation described by a request document (docs/abi.md#request).
  * `input` is the data for writes (may be NULL for operations that take none);
  * it is consumed. `operation` may be 0. On success *out_result holds a JSON
- * result document to free with pig_free.
+ * result document to free with pig_free. A distributed write is three of
+ * these operations: "write_files" on each task (its share of the input in,
+ * descriptions of its data files out), then "commit_files" (one snapshot of
+ * every task's files) or "abort_files" on the coordinator
+ * (docs/abi.md#distributed-writes).
  */
 PigStatus pig_execute(uintptr_t session, const char *request_json, struct ArrowArrayStream *input,
                       uintptr_t operation, char **out_result, struct PigError *err);

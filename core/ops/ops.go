@@ -3,7 +3,10 @@
 // request to the path of its kind: writes (create, replace,
 // createOrReplace, append: core/write), row-level changes (delete, update,
 // overwrite, merge, overwritePartitions: core/rowlevel), ref operations
-// (core/refs), metadata changes (update_table: core/evolve), and the small catalog reads the callers need (here).
+// (core/refs), metadata changes (update_table: core/evolve), the parts of a
+// distributed write (write_files, commit_files, abort_files: distributed.go,
+// over core/write's file descriptions), and the small catalog reads the
+// callers need (here).
 // Every operation is synchronous: when Execute returns, every goroutine it
 // started has finished and the commit either happened or did not.
 //
@@ -90,12 +93,19 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	if err != nil {
 		return nil, err
 	}
-	if id, sel, err = refs.CheckUse(ctx, cat, req.Op, id, base, sel); err != nil {
+	useOp := req.Op
+	if request.IsDistributed(req.Op) {
+		useOp = req.Distributed.Mode
+	}
+	if id, sel, err = refs.CheckUse(ctx, cat, useOp, id, base, sel); err != nil {
 		return nil, err
 	}
 	ident := catalog.TableIdent(id)
 	if refs.IsRefOp(req.Op) {
 		return refs.Run(ctx, cat, id, req)
+	}
+	if request.IsDistributed(req.Op) {
+		return distributed(ctx, s, cat, id, sel, req, input, prog)
 	}
 	switch req.Op {
 	case request.OpCreateTable:

@@ -98,6 +98,7 @@ var ops = map[string]bool{
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
 	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true,
+	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -197,6 +198,10 @@ type Request struct {
 	// optional column required and add required columns (PyIceberg's
 	// update_schema(allow_incompatible_changes=True)).
 	AllowIncompatibleChanges bool `json:"allow_incompatible_changes,omitempty"`
+
+	// Distributed is the part of a distributed write that write_files,
+	// commit_files and abort_files run (distributed.go).
+	Distributed *Distributed `json:"distributed,omitempty"`
 
 	// DDL holds the catalog and DDL operations' fields (ddl.go).
 	DDL
@@ -420,61 +425,81 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 	if !ops[r.Op] {
 		return nil, fmt.Errorf("%w: unknown operation %q", errs.ErrInvalidArgument, r.Op)
 	}
-	if (r.Op == OpCreateNamespace || r.Op == OpSQL || r.Op == OpSQLPlan) && r.Table != "" {
-		return nil, fmt.Errorf("%w: operation %s takes no table", errs.ErrInvalidArgument, r.Op)
+	inner, err := r.validateDistributed()
+	if err != nil {
+		return nil, err
 	}
-	if !NoTable(r.Op) && r.Table == "" {
-		return nil, fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
-	}
-	for i, pf := range r.PartitionBy {
-		if err := checkTransform(pf.Transform); err != nil {
-			return nil, fmt.Errorf("partition_by[%d]: %w", i, err)
+	if inner != nil {
+		// A part of a distributed write carries the keys of its mode's
+		// request, checked as that request's.
+		if err := inner.validate(); err != nil {
+			return nil, fmt.Errorf("%s (mode %s): %w", r.Op, inner.Op, err)
 		}
-		if strings.TrimSpace(pf.Column) == "" {
-			return nil, fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
-		}
+		return &r, nil
 	}
-	if len(r.PartitionBy) > 0 && (r.Op == OpAppend || IsRowLevel(r.Op)) {
-		return nil, fmt.Errorf("%w: partitionedBy applies to create/replace only; %s uses the table's spec", errs.ErrInvalidArgument, r.Op)
-	}
-	switch {
-	case (r.Op == OpOverwrite || r.Op == OpDelete) && strings.TrimSpace(r.Filter) == "":
-		return nil, fmt.Errorf("%w: %s needs a filter (use \"true\" for every row)", errs.ErrInvalidArgument, r.Op)
-	case r.Op == OpUpdate && len(r.Set) == 0:
-		return nil, fmt.Errorf("%w: update needs at least one column to set", errs.ErrInvalidArgument)
-	case r.Filter != "" && r.Op != OpOverwrite && r.Op != OpDelete && r.Op != OpUpdate && r.Op != OpScan:
-		return nil, fmt.Errorf("%w: operation %s takes no filter", errs.ErrInvalidArgument, r.Op)
-	case len(r.Set) > 0 && r.Op != OpUpdate:
-		return nil, fmt.Errorf("%w: operation %s takes no set", errs.ErrInvalidArgument, r.Op)
-	case r.Op == OpMerge && r.Merge == nil:
-		return nil, fmt.Errorf("%w: merge needs its ON condition and clauses", errs.ErrInvalidArgument)
-	case r.Op != OpMerge && r.Merge != nil:
-		return nil, fmt.Errorf("%w: operation %s takes no merge clauses", errs.ErrInvalidArgument, r.Op)
-	}
-	if r.Merge != nil {
-		if err := r.Merge.validate(); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.validateRefOp(); err != nil {
-		return nil, err
-	}
-	if err := r.validateRead(); err != nil {
-		return nil, err
-	}
-	if err := r.validateMaintenance(); err != nil {
-		return nil, err
-	}
-	if err := r.validateStream(); err != nil {
-		return nil, err
-	}
-	if err := r.validateChanges(); err != nil {
-		return nil, err
-	}
-	if err := r.validateDDL(); err != nil {
+	if err := r.validate(); err != nil {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// validate checks the request's keys against its operation.
+func (r *Request) validate() error {
+	if (r.Op == OpCreateNamespace || r.Op == OpSQL || r.Op == OpSQLPlan) && r.Table != "" {
+		return fmt.Errorf("%w: operation %s takes no table", errs.ErrInvalidArgument, r.Op)
+	}
+	if !NoTable(r.Op) && r.Table == "" {
+		return fmt.Errorf("%w: operation %s needs a table identifier", errs.ErrInvalidArgument, r.Op)
+	}
+	for i, pf := range r.PartitionBy {
+		if err := checkTransform(pf.Transform); err != nil {
+			return fmt.Errorf("partition_by[%d]: %w", i, err)
+		}
+		if strings.TrimSpace(pf.Column) == "" {
+			return fmt.Errorf("%w: partition_by[%d]: missing column", errs.ErrInvalidArgument, i)
+		}
+	}
+	if len(r.PartitionBy) > 0 && (r.Op == OpAppend || IsRowLevel(r.Op)) {
+		return fmt.Errorf("%w: partitionedBy applies to create/replace only; %s uses the table's spec", errs.ErrInvalidArgument, r.Op)
+	}
+	switch {
+	case (r.Op == OpOverwrite || r.Op == OpDelete) && strings.TrimSpace(r.Filter) == "":
+		return fmt.Errorf("%w: %s needs a filter (use \"true\" for every row)", errs.ErrInvalidArgument, r.Op)
+	case r.Op == OpUpdate && len(r.Set) == 0:
+		return fmt.Errorf("%w: update needs at least one column to set", errs.ErrInvalidArgument)
+	case r.Filter != "" && r.Op != OpOverwrite && r.Op != OpDelete && r.Op != OpUpdate && r.Op != OpScan:
+		return fmt.Errorf("%w: operation %s takes no filter", errs.ErrInvalidArgument, r.Op)
+	case len(r.Set) > 0 && r.Op != OpUpdate:
+		return fmt.Errorf("%w: operation %s takes no set", errs.ErrInvalidArgument, r.Op)
+	case r.Op == OpMerge && r.Merge == nil:
+		return fmt.Errorf("%w: merge needs its ON condition and clauses", errs.ErrInvalidArgument)
+	case r.Op != OpMerge && r.Merge != nil:
+		return fmt.Errorf("%w: operation %s takes no merge clauses", errs.ErrInvalidArgument, r.Op)
+	}
+	if r.Merge != nil {
+		if err := r.Merge.validate(); err != nil {
+			return err
+		}
+	}
+	if err := r.validateRefOp(); err != nil {
+		return err
+	}
+	if err := r.validateRead(); err != nil {
+		return err
+	}
+	if err := r.validateMaintenance(); err != nil {
+		return err
+	}
+	if err := r.validateStream(); err != nil {
+		return err
+	}
+	if err := r.validateChanges(); err != nil {
+		return err
+	}
+	if err := r.validateDDL(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // Identifier is a parsed [catalog.]namespace.table.

@@ -76,7 +76,9 @@ type distributor struct {
 	splitMem memory.Allocator
 	opID     string
 	seq      atomic.Int64
-	batch    int64
+	// naming names the files of a distributed write's task (nil: opID).
+	naming *FileNaming
+	batch  int64
 
 	slots  map[string]*slot
 	rr     []*slot
@@ -110,6 +112,11 @@ type distributor struct {
 // WriteData runs the data path: conform, partition, lay out, encode.
 // Files of a failed write are deleted before it returns.
 func (w *Writer) WriteData(ctx context.Context, p *Plan, in array.RecordReader) (Written, error) {
+	if w.Prewritten != nil && in == w.Input {
+		// The coordinator of a distributed write: the tasks wrote the
+		// operation's files (twophase.go).
+		return w.adopt(p)
+	}
 	return w.WriteFiles(ctx, p, in, Workers())
 }
 
@@ -139,6 +146,9 @@ func (w *Writer) WriteFiles(ctx context.Context, p *Plan, in array.RecordReader,
 	}
 	d.splitMem = mem
 	d.borrow = w.Req != nil && w.Req.InputInMemory && in == w.Input
+	if w.Naming != nil && in == w.Input {
+		d.naming = w.Naming
+	}
 	if parquet.KeepsNoInput(d.sch, pqOpts) {
 		d.splitMem = transform.NewRecycler(recycleBytes)
 	}
@@ -341,6 +351,9 @@ func (d *distributor) newSlot(key string, values map[int]any) (*slot, error) {
 		return nil, err
 	}
 	return &slot{key: key, values: values, w: parquet.NewWriter(d.ctx, d.fs, d.sch, d.opts, func() string {
+		if d.naming != nil {
+			return dir + "/" + d.naming.name(d.seq.Add(1))
+		}
 		return fmt.Sprintf("%s/%05d-%s.parquet", dir, d.seq.Add(1), d.opID)
 	})}, nil
 }

@@ -56,6 +56,13 @@ type Writer struct {
 	// staged is an append's snapshot kept across commit attempts
 	// (rebase.go); nil until an attempt staged one that can be rebased.
 	staged *stagedAppend
+
+	// A distributed write (twophase.go): WriteID names it (a commit
+	// fails on a table where it is committed); Naming names a task's
+	// files; Prewritten are the files the coordinator commits.
+	WriteID    string
+	Naming     *FileNaming
+	Prewritten *Prewritten
 }
 
 // Plan is the table shape the data is written against.
@@ -74,6 +81,8 @@ type Plan struct {
 	// foreignOrder: sorter's order is not one of the table's (a
 	// compaction's own), so files record sort order 0.
 	foreignOrder bool
+	// order is the table's sort order the write is planned with.
+	order table.SortOrder
 
 	// evolution is a schema change committed with the data (merge's
 	// withSchemaEvolution); schema is then the evolved schema.
@@ -511,7 +520,11 @@ func (w *Writer) withOptions(p *Plan, order table.SortOrder) (*Plan, error) {
 	if b := w.StreamBatch(); b != nil {
 		maps.Copy(eff.SnapshotProps, b.Props())
 	}
+	if w.Prewritten != nil {
+		eff.SnapshotProps[SummaryWriteID] = w.Prewritten.WriteID
+	}
 	p.Eff = eff
+	p.order = order
 	if p.sorter, err = layout.NewSorter(order, p.Schema); err != nil {
 		return nil, err
 	}
@@ -748,6 +761,9 @@ func (w *Writer) StreamBatch() *stream.Batch {
 // streaming batch is already committed on its branch in m; every commit
 // attempt calls it on the head it commits on.
 func (w *Writer) CheckStream(m table.Metadata) error {
+	if err := w.checkWriteID(m); err != nil {
+		return err
+	}
 	b := w.StreamBatch()
 	if b == nil {
 		return nil
@@ -849,6 +865,9 @@ func (w *Writer) commitReplace(ctx context.Context, p *Plan, wr Written) (*table
 		return nil, err
 	}
 	old := t.Metadata()
+	if err := w.checkWriteID(old); err != nil {
+		return nil, err
+	}
 	base, updates, err := p.shape.stage(old, t.MetadataLocation())
 	if err != nil {
 		return nil, err
