@@ -199,6 +199,11 @@ type Request struct {
 	// update_schema(allow_incompatible_changes=True)).
 	AllowIncompatibleChanges bool `json:"allow_incompatible_changes,omitempty"`
 
+	// Split makes a scan read one share of the files it plans (a
+	// distributed read's task): those whose index, in file path order,
+	// is Index modulo Count.
+	Split *Split `json:"split,omitempty"`
+
 	// Distributed is the part of a distributed write that write_files,
 	// commit_files and abort_files run (distributed.go).
 	Distributed *Distributed `json:"distributed,omitempty"`
@@ -232,6 +237,12 @@ func (r *Request) validateStream() error {
 		return fmt.Errorf("%w: stream.batch_id %d is negative", errs.ErrInvalidArgument, *r.Stream.BatchID)
 	}
 	return nil
+}
+
+// Split is the share of a scan's files one task of a distributed read reads.
+type Split struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
 }
 
 // Rewrite is the arguments of Spark's rewrite_data_files procedure:
@@ -404,6 +415,9 @@ func (r *Request) validateRead() error {
 		return fmt.Errorf("%w: Cannot set only `end-snapshot-id` for incremental scans. Please, set `start-snapshot-id` too.", errs.ErrInvalidArgument)
 	case r.StartSnapshotID == nil:
 		return fmt.Errorf("%w: skip_overwrite_snapshots and skip_delete_snapshots apply to incremental scans (start_snapshot_id)", errs.ErrInvalidArgument)
+	}
+	if r.Split != nil && (r.Op != OpScan || r.Split.Count < 1 || r.Split.Index < 0 || r.Split.Index >= r.Split.Count) {
+		return fmt.Errorf("%w: split is a scan's {index, count} with count >= 1 and 0 <= index < count", errs.ErrInvalidArgument)
 	}
 	if r.MetadataTable != "" && r.Op != OpInspect {
 		return fmt.Errorf("%w: operation %s takes no metadata_table", errs.ErrInvalidArgument, r.Op)

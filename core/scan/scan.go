@@ -174,6 +174,17 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 		task.Residual = nil
 		kept = append(kept, task)
 	}
+	if sp := req.Split; sp != nil {
+		// A distributed read's task: its share of the files, by path order.
+		slices.SortFunc(kept, func(a, b table.FileScanTask) int { return strings.Compare(a.File.FilePath(), b.File.FilePath()) })
+		share := kept[:0]
+		for i, task := range kept {
+			if i%sp.Count == sp.Index {
+				share = append(share, task)
+			}
+		}
+		kept = share
+	}
 	counts.Files.Add(int64(len(kept)))
 	// One file at a time: with more, iceberg-go decodes the next files
 	// whole while the consumer is still on the first, so a table of a few

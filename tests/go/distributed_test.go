@@ -20,6 +20,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/ops"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
+	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
 )
 
@@ -573,3 +574,37 @@ func TestDistributedPartitionValuesRoundTrip(t *testing.T) {
 }
 
 func decimalOf(unscaled int64) decimal128.Num { return decimal128.FromI64(unscaled) }
+
+// A distributed read's splits read disjoint shares of the files whose
+// union is the whole scan.
+func TestScanSplits(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	catPartitioned(t, s)
+	mustWrite(t, s, request.Request{Op: request.OpAppend, Table: "db.t"}, rowsReader(t, 100, 50, 1))
+	snap := loadTable(t, s, "db.t").CurrentSnapshot().SnapshotID
+	var all []row
+	for i := range 3 {
+		rdr, err := scan.Read(ctxT(t), s, &request.Request{Op: request.OpScan, Table: "db.t", SnapshotID: &snap, Filter: "id >= 10", Split: &request.Split{Index: i, Count: 3}}, memory.DefaultAllocator, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rdr.Next() {
+			ids := rdr.RecordBatch().Column(0).(*array.Int64)
+			for k := range ids.Len() {
+				all = append(all, expectRow(ids.Value(k)))
+				n++
+			}
+		}
+		rdr.Release()
+		if n == 0 {
+			t.Errorf("split %d read nothing", i)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
+	equalRows(t, all, expectRows([2]int64{10, 30}, [2]int64{100, 150}))
+	if _, err := request.DecodeScan([]byte(`{"table":"db.t","split":{"index":3,"count":3}}`)); !errors.Is(err, errs.ErrInvalidArgument) {
+		t.Fatalf("split index 3 of 3: %v", err)
+	}
+}
