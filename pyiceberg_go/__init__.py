@@ -23,9 +23,12 @@ the same methods (``writeTo``, ``table``, ``mergeInto``, ``configure``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import _native
 from ._session import Session, configure, default_session, set_runtime
 from ._typing import ArrowArrayExportable, ArrowData, ArrowSchemaExportable, ArrowStreamExportable
+from .distributed import DistributedWrite
 from .errors import (
     CommitConflictError,
     CommitStateUnknownError,
@@ -84,6 +87,16 @@ from .writer import (
 )
 
 
+def __getattr__(name: str) -> Any:
+    # ig.ray and ig.dask import their engine on first use: the package imports without them
+    # (pip install pyiceberg-go[ray] / [dask]).
+    if name in ("ray", "dask"):
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def _package_version() -> str:
     # One version number for the library and the package: build.sh copies the library's
     # version file (core/version/VERSION) beside it.
@@ -130,6 +143,7 @@ __all__ = [
     "CommittedBatch",
     "DataFrameWriterV2",
     "DataStreamWriter",
+    "DistributedWrite",
     "ExpireSnapshotsResult",
     "ForkSafetyError",
     "IcebergGoError",
