@@ -397,7 +397,6 @@ func TestDistributedStreamBatch(t *testing.T) {
 	e := newEnv(t)
 	s := e.session(t)
 	catPartitioned(t, s)
-	before := e.dataFiles(t, "t")
 	st := map[string]any{"stream": map[string]any{"query_id": "q", "batch_id": 5}}
 	f := writeTask(t, s, "db.t", "append", "s1", 0, 0, rowsReader(t, 100, 10, 1), st)
 	res, err := commitFiles(t, s, "db.t", "append", "s1", f, nil, st)
@@ -424,7 +423,6 @@ func TestDistributedStreamBatch(t *testing.T) {
 		t.Fatalf("write_files of a committed batch: %+v %v", out, err)
 	}
 	equalRows(t, readRows(t, s, "db.t", nil), expectRows([2]int64{0, 30}, [2]int64{100, 110}))
-	_ = before
 }
 
 // abort_files removes every file of a write, described or not.
