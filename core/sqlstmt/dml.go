@@ -37,8 +37,10 @@ type Source struct {
 	Name  string `json:"name,omitempty"`  // view or table (SourceView, SourceTable)
 	Query string `json:"query,omitempty"` // SourceQuery: the query's text
 	Pos   int    `json:"pos"`             // where the source starts in the statement
-	rows  [][]expr.Node
-	rowAt []int
+	// Tables are Iceberg tables Query reads under names of its own.
+	Tables map[string]TargetRead `json:"tables,omitempty"`
+	rows   [][]expr.Node
+	rowAt  []int
 }
 
 // NeedsInput reports whether the caller must pass the source's rows.
@@ -56,6 +58,10 @@ type DML struct {
 	Source *Source
 	// Insert is set for INSERT INTO / INSERT OVERWRITE.
 	Insert *Insert
+	// Subquery is set for DELETE and UPDATE conditions the engine
+	// evaluates over the target's rows (subquery.go); BindTarget finishes
+	// the statement.
+	Subquery *Subquery
 }
 
 // Insert is the part of an INSERT the document does not carry.
@@ -128,13 +134,20 @@ func (p *stmtParser) condition(qualifiers ...string) (string, error) {
 	start := c.Peek().Pos
 	n, text, err := c.Expr()
 	if err != nil {
-		rest := c.Text(start, 1<<30)
-		if loc := subquery.FindStringIndex(rest); loc != nil {
-			return "", p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery in this condition (ig.sql reads one conjunct col IN (SELECT ...) in DELETE and UPDATE; join the view in a MERGE INTO instead)")
-		}
-		return "", err
+		return "", p.subqueryError(start, err)
 	}
 	return unqualify(n, text, qualifiers), nil
+}
+
+// subqueryError is err, a condition starting at start that did not parse,
+// or ErrNotSupported when the condition holds a subquery: ig.sql reads
+// subqueries in the WHERE of DELETE and UPDATE only.
+func (p *stmtParser) subqueryError(start int, err error) error {
+	rest := p.c.Text(start, 1<<30)
+	if loc := subquery.FindStringIndex(rest); loc != nil {
+		return p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery in this condition (ig.sql reads subqueries in the WHERE of DELETE and UPDATE; join the view in the MERGE's USING instead)")
+	}
+	return err
 }
 
 // unqualify drops a leading qualifier (the table's alias or name) from the
@@ -220,7 +233,7 @@ func (p *stmtParser) deleteFrom() (*Statement, error) {
 	r := &request.Request{Op: request.OpDelete, Table: name, Filter: "true"}
 	if p.c.Keywords("WHERE") {
 		if p.hasSubquery() {
-			return p.inSubquery(name, a, nil, "DELETE")
+			return p.subqueryWhere(name, a, nil, "DELETE")
 		}
 		if r.Filter, err = p.condition(a, lastPart(name)); err != nil {
 			return nil, err
@@ -251,7 +264,7 @@ func (p *stmtParser) update() (*Statement, error) {
 	r := &request.Request{Op: request.OpUpdate, Table: name, Set: set}
 	if c.Keywords("WHERE") {
 		if p.hasSubquery() {
-			return p.inSubquery(name, a, set, "UPDATE")
+			return p.subqueryWhere(name, a, set, "UPDATE")
 		}
 		if r.Filter, err = p.condition(quals...); err != nil {
 			return nil, err
@@ -387,9 +400,10 @@ func (p *stmtParser) mergeInto() (*Statement, error) {
 	if err := c.Expect("ON"); err != nil {
 		return nil, err
 	}
+	onAt := c.Peek().Pos
 	_, on, err := c.Expr()
 	if err != nil {
-		return nil, err
+		return nil, p.subqueryError(onAt, err)
 	}
 	m := &request.Merge{On: on, SourceAlias: sa, TargetAlias: ta}
 	tquals := []string{ta, lastPart(name), "target"}
@@ -425,9 +439,10 @@ func (p *stmtParser) whenClause(tquals []string) (request.MergeClause, error) {
 		return cl, c.Errorf(t.Pos, "expected MATCHED or NOT MATCHED after WHEN, found %s", t.Describe())
 	}
 	if c.Keywords("AND") {
+		start := c.Peek().Pos
 		_, text, err := c.Expr()
 		if err != nil {
-			return cl, err
+			return cl, p.subqueryError(start, err)
 		}
 		cl.Condition = text
 	}
