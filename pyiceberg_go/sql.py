@@ -287,7 +287,11 @@ def run(session: Session, statement: str, views: Mapping[str, ArrowData] | None 
     if kind == "view":
         data = _view(session, views, str(source["name"]))
     elif kind == "table":
-        data = session.table(str(source["name"])).scan()
+        data = session.table(str(source["name"])).scan(
+            snapshot_id=source.get("snapshot_id"),
+            ref=source.get("ref"),
+            as_of_timestamp=source.get("as_of_timestamp_ms"),
+        )
     elif kind == "query":
         data = _run_query(session, views, str(source["query"]), source.get("tables"))
     doc = session._execute({"op": "sql", "sql": statement}, data)
@@ -318,7 +322,8 @@ def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResu
     DML: ``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (...)] [(cols) | BY NAME] VALUES ... |
     SELECT ... | TABLE v``, ``DELETE FROM t [AS a] [WHERE ...]``, ``UPDATE t [AS a] SET ...
     [WHERE ...]`` and ``MERGE INTO t [AS a] USING <view | table | (query)> [AS b] ON ... WHEN
-    ...``, on a table or its branch (``t.branch_x``). Views come from ``views`` (name -> Arrow
+    ...``, on a table or its branch (``t.branch_x``); a table read as a source may carry Spark's
+    ``VERSION AS OF`` / ``TIMESTAMP AS OF``. Views come from ``views`` (name -> Arrow
     data) or :func:`register`; INSERT OVERWRITE is static unless the session's
     ``spark.sql.sources.partitionOverwriteMode`` is ``dynamic``. A DELETE or UPDATE condition may
     hold subqueries (``IN``, ``NOT IN``, ``[NOT] EXISTS``, correlated or not, scalar, under ``OR``

@@ -37,6 +37,8 @@ type Source struct {
 	Name  string `json:"name,omitempty"`  // view or table (SourceView, SourceTable)
 	Query string `json:"query,omitempty"` // SourceQuery: the query's text
 	Pos   int    `json:"pos"`             // where the source starts in the statement
+	// TimeTravel reads a SourceTable as of a snapshot, ref or time.
+	TimeTravel
 	// Tables are Iceberg tables Query reads under names of its own.
 	Tables map[string]TargetRead `json:"tables,omitempty"`
 	rows   [][]expr.Node
@@ -322,16 +324,55 @@ func (p *stmtParser) relation() (*Source, error) {
 		if err != nil {
 			return nil, err
 		}
+		if src, ok := p.selectStar(q, t.Pos+1); ok {
+			return src, nil
+		}
 		return &Source{Kind: SourceQuery, Query: q, Pos: t.Pos}, nil
 	}
 	parts, err := c.Path("a view or table name")
 	if err != nil {
 		return nil, err
 	}
-	if len(parts) == 1 {
-		return &Source{Kind: SourceView, Name: parts[0], Pos: t.Pos}, nil
+	return p.namedSource(parts, t.Pos)
+}
+
+// selectStar reads q, a query at pos, as SELECT * FROM <view or table>
+// [time travel]: the view or table itself, no engine needed (Spark's MERGE
+// reads a table as of a version only so: USING (SELECT * FROM t VERSION AS
+// OF ...)).
+func (p *stmtParser) selectStar(q string, pos int) (*Source, bool) {
+	c, err := expr.NewCursor(q)
+	if err != nil || !c.Keywords("SELECT") || !c.OpIf("*") || !c.Keywords("FROM") {
+		return nil, false
 	}
-	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: t.Pos}, nil
+	sub := &stmtParser{c: c, zone: p.zone}
+	parts, err := c.Path("a view or table name")
+	if err != nil {
+		return nil, false
+	}
+	src, err := sub.namedSource(parts, pos)
+	if err != nil || !c.AtEnd() {
+		return nil, false
+	}
+	return src, true
+}
+
+// namedSource is the view or table parts names, with its time travel
+// clause if one follows (a table's only: Spark has no time travel on
+// temporary views).
+func (p *stmtParser) namedSource(parts []string, pos int) (*Source, error) {
+	at := p.c.Peek().Pos
+	tt, err := p.timeTravel()
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		if tt.Set() {
+			return nil, p.unsupported(at, "time travel on the temporary view %s (only Iceberg tables have versions)", parts[0])
+		}
+		return &Source{Kind: SourceView, Name: parts[0], Pos: pos}, nil
+	}
+	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: pos, TimeTravel: tt}, nil
 }
 
 // parenthesized reads ( ... ) and returns the text between the parentheses.
@@ -665,11 +706,12 @@ func (p *stmtParser) insertSource() (*Source, error) {
 		return src, nil
 	case t.Is("TABLE"):
 		c.Next()
+		at := c.Peek().Pos
 		parts, err := c.Path("a view or table name")
 		if err != nil {
 			return nil, err
 		}
-		return nameSource(parts, c.Peek().Pos), nil
+		return p.namedSource(parts, at)
 	case t.Is("SELECT"):
 		// SELECT * FROM name is the view or table itself; any other query
 		// needs an engine.
@@ -679,8 +721,10 @@ func (p *stmtParser) insertSource() (*Source, error) {
 			c.Next()
 			if c.Keywords("FROM") {
 				at := c.Peek().Pos
-				if parts, err := c.Path("a view or table name"); err == nil && c.AtEnd() {
-					return nameSource(parts, at), nil
+				if parts, err := c.Path("a view or table name"); err == nil {
+					if src, err := p.namedSource(parts, at); err == nil && c.AtEnd() {
+						return src, nil
+					}
 				}
 			}
 			*c = save
@@ -690,11 +734,4 @@ func (p *stmtParser) insertSource() (*Source, error) {
 		return &Source{Kind: SourceQuery, Query: p.rest(t.Pos), Pos: t.Pos}, nil
 	}
 	return nil, c.Errorf(t.Pos, "expected VALUES, SELECT, TABLE or a query, found %s", t.Describe())
-}
-
-func nameSource(parts []string, pos int) *Source {
-	if len(parts) == 1 {
-		return &Source{Kind: SourceView, Name: parts[0], Pos: pos}
-	}
-	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: pos}
 }

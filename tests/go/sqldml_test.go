@@ -81,6 +81,9 @@ func TestSQLDMLSources(t *testing.T) {
 		{"MERGE INTO db.t USING db.u ON t.id = u.id WHEN MATCHED THEN DELETE", sqlstmt.SourceTable, "db.u", ""},
 		{"INSERT INTO db.t VALUES 1, 2", sqlstmt.SourceValues, "", ""},
 		{"DELETE FROM db.t WHERE id IN (SELECT id FROM u)", sqlstmt.SourceQuery, "", "SELECT DISTINCT __k FROM (SELECT id FROM u) AS __subquery_in(__k)"},
+		// Time travel on a source table; a view has none, so it is an engine's query.
+		{"INSERT INTO db.t SELECT * FROM local.db.u VERSION AS OF 'v1'", sqlstmt.SourceTable, "local.db.u", ""},
+		{"INSERT INTO db.t SELECT * FROM u VERSION AS OF 3", sqlstmt.SourceQuery, "", "SELECT * FROM u VERSION AS OF 3"},
 	} {
 		st, err := sqlstmt.Parse(c.stmt, nil)
 		if err != nil {
@@ -174,6 +177,35 @@ func TestSQLDMLSubqueryConditions(t *testing.T) {
 	}
 	if err := st.BindTarget(schema); !errors.Is(err, errs.ErrNotSupported) || !strings.Contains(err.Error(), "tags") {
 		t.Errorf("list key: %v", err)
+	}
+}
+
+// TestSQLDMLSourceTimeTravel: Spark's VERSION AS OF / TIMESTAMP AS OF on a
+// table a statement reads, kept in the source for the caller's read.
+func TestSQLDMLSourceTimeTravel(t *testing.T) {
+	for _, c := range []struct{ stmt, want string }{
+		{"INSERT INTO db.t SELECT * FROM db.u VERSION AS OF 42", `"snapshot_id":42`},
+		{"INSERT INTO db.t TABLE db.u FOR SYSTEM_VERSION AS OF 'audit'", `"ref":"audit"`},
+		{"MERGE INTO db.t t USING db.u TIMESTAMP AS OF '2024-01-01 00:00:01' s ON t.id = s.id WHEN MATCHED THEN DELETE", `"as_of_timestamp_ms":1704067201000`},
+		{"MERGE INTO db.t t USING db.u FOR SYSTEM_TIME AS OF 1704067200 AS s ON t.id = s.id WHEN MATCHED THEN DELETE", `"as_of_timestamp_ms":1704067200000`},
+		// Spark's own spelling: MERGE's USING takes time travel only inside a query.
+		{"MERGE INTO db.t t USING (SELECT * FROM db.u VERSION AS OF 'v1') s ON t.id = s.id WHEN MATCHED THEN DELETE", `"ref":"v1"`},
+	} {
+		st, err := sqlstmt.Parse(c.stmt, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.stmt, err)
+		}
+		doc, _ := json.Marshal(st.DML.Source)
+		if st.DML.Source.Kind != sqlstmt.SourceTable || !strings.Contains(string(doc), c.want) {
+			t.Errorf("%s: source %s, want %s", c.stmt, doc, c.want)
+		}
+		if st.Request.Merge != nil && st.Request.Merge.SourceAlias != "s" {
+			t.Errorf("%s: source alias %q", c.stmt, st.Request.Merge.SourceAlias)
+		}
+	}
+	_, err := sqlstmt.Parse("MERGE INTO db.t USING v VERSION AS OF 1 ON t.id = v.id WHEN MATCHED THEN DELETE", nil)
+	if !errors.Is(err, errs.ErrNotSupported) || !strings.Contains(err.Error(), "position 25") {
+		t.Errorf("time travel on a view: %v", err)
 	}
 }
 

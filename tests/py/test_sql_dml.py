@@ -7,7 +7,8 @@
   partitioned by ``(cat, days(ts))`` with nulls, a struct and a list column: after every statement
   the same rows, and the same snapshot operation and record counts (file-layout dependent counts
   only while both tables hold the same files). Statements whose SELECT needs an engine run on
-  DuckDB. Branch targets (``t.branch_x``).
+  DuckDB. Subqueries in DELETE / UPDATE conditions. A source table read as of a tag. Branch
+  targets (``t.branch_x``).
 - Bad statements: parse errors with positions, unknown views, unsupported statements, arity and
   type errors: typed errors, nothing committed (Spark refuses the same statements).
 - Generated VALUES rows (hypothesis, bounded): ``INSERT ... VALUES`` writes what the builder
@@ -128,6 +129,13 @@ STEPS: list[tuple[str, bool]] = [
     ("INSERT INTO {t} TABLE src2", False),
     ("INSERT INTO {t} (amount, id, cat, ts, s, tags) SELECT * FROM src3", False),
     ("INSERT INTO {t} BY NAME SELECT * FROM src4", False),
+    # A table read as of a tag (Spark's time travel on a source), by INSERT and by MERGE.
+    ("INSERT INTO {t} SELECT * FROM local.db.tt VERSION AS OF 'v1'", False),
+    (
+        "MERGE INTO {t} t USING (SELECT * FROM local.db.tt FOR SYSTEM_VERSION AS OF 'v1') s ON t.id = s.id"
+        " WHEN MATCHED AND s.amount > 0 THEN DELETE",
+        False,
+    ),
     ("DELETE FROM {t} WHERE id = 1", False),
     ("DELETE FROM {t} AS d WHERE d.amount < 0 AND d.s.x IS NOT NULL", False),
     # Not "cat IS NULL AND ts < ...": Spark 4.1 + Iceberg 1.10 also deleted a row whose ts is NULL
@@ -201,6 +209,10 @@ def _register(spark: Any) -> None:
     for name, data in VIEWS.items():
         spark.createDataFrame(data).coalesce(1).createOrReplaceTempView(name)
         ig.register(name, data)
+    # A source table both engines read as of its tag v1 (src1's rows; src2's came later).
+    ig.writeTo(VIEWS["src1"], "local.db.tt").create()
+    ig.sql("ALTER TABLE local.db.tt CREATE TAG v1")
+    ig.writeTo(VIEWS["src2"], "local.db.tt").append()
 
 
 def _changes_nothing(summary: dict[str, str]) -> bool:
