@@ -225,8 +225,14 @@ def _split_name(qualified: str) -> list[str]:
     return parts
 
 
-def _run_query(session: Session, views: Mapping[str, object] | None, query: str) -> object:
-    """Evaluate ``query`` with DuckDB over the views and Iceberg tables it names."""
+def _run_query(
+    session: Session, views: Mapping[str, object] | None, query: str, tables: Mapping[str, Any] | None = None
+) -> object:
+    """Evaluate ``query`` with DuckDB over the views and Iceberg tables it names.
+
+    ``tables`` (the plan's ``source.tables``) are Iceberg tables the query reads under names
+    of its own: the columns and rows of each read named there are registered under that name.
+    """
     try:
         import duckdb
     except ImportError:
@@ -239,8 +245,13 @@ def _run_query(session: Session, views: Mapping[str, object] | None, query: str)
         names = duckdb.get_table_names(query, qualified=True)
     except duckdb.Error as e:
         raise NotSupportedError(f"DuckDB cannot read the query {query!r}: {e}") from None
+    for name, read in (tables or {}).items():
+        scan = session.table(str(read["table"])).scan(columns=list(read["columns"]), where=read.get("filter") or None)
+        con.register(str(name), scan.to_arrow())
     for qualified in sorted(names):
         parts = _split_name(qualified)
+        if len(parts) == 1 and parts[0] in (tables or {}):
+            continue
         if len(parts) == 1:
             con.register(parts[0], _view(session, views, parts[0]))
             continue
@@ -276,9 +287,13 @@ def run(session: Session, statement: str, views: Mapping[str, ArrowData] | None 
     if kind == "view":
         data = _view(session, views, str(source["name"]))
     elif kind == "table":
-        data = session.table(str(source["name"])).scan()
+        data = session.table(str(source["name"])).scan(
+            snapshot_id=source.get("snapshot_id"),
+            ref=source.get("ref"),
+            as_of_timestamp=source.get("as_of_timestamp_ms"),
+        )
     elif kind == "query":
-        data = _run_query(session, views, str(source["query"]))
+        data = _run_query(session, views, str(source["query"]), source.get("tables"))
     doc = session._execute({"op": "sql", "sql": statement}, data)
     read = doc.get("read")
     return SqlResult(
@@ -307,10 +322,12 @@ def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResu
     DML: ``INSERT INTO|OVERWRITE [TABLE] t [PARTITION (...)] [(cols) | BY NAME] VALUES ... |
     SELECT ... | TABLE v``, ``DELETE FROM t [AS a] [WHERE ...]``, ``UPDATE t [AS a] SET ...
     [WHERE ...]`` and ``MERGE INTO t [AS a] USING <view | table | (query)> [AS b] ON ... WHEN
-    ...``, on a table or its branch (``t.branch_x``). Views come from ``views`` (name -> Arrow
+    ...``, on a table or its branch (``t.branch_x``); a table read as a source may carry Spark's
+    ``VERSION AS OF`` / ``TIMESTAMP AS OF``. Views come from ``views`` (name -> Arrow
     data) or :func:`register`; INSERT OVERWRITE is static unless the session's
     ``spark.sql.sources.partitionOverwriteMode`` is ``dynamic``. A DELETE or UPDATE condition may
-    hold one conjunct ``col IN (SELECT ...)`` (evaluated by DuckDB, run as a MERGE).
+    hold subqueries (``IN``, ``NOT IN``, ``[NOT] EXISTS``, correlated or not, scalar, under ``OR``
+    or ``NOT``): DuckDB evaluates them and the statement runs as a MERGE.
 
     A syntax error raises :class:`~pyiceberg_go.InvalidArgumentError` naming the position; an
     unknown view :class:`~pyiceberg_go.NoSuchViewError`; a statement outside those lists

@@ -79,7 +79,7 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 	case request.OpSQL:
 		return runSQL(ctx, s, req, input, prog)
 	case request.OpSQLPlan:
-		return planSQL(s, req, input)
+		return planSQL(ctx, s, req, input)
 	}
 	id, err := s.Identifier(req.Table)
 	if err != nil {

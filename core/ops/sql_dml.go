@@ -18,7 +18,7 @@ import (
 // planSQL is sql_plan: the statement read, nothing run. The caller learns
 // which view or table (or query) the statement's input rows come from, so
 // that it can pass them as the sql operation's input stream.
-func planSQL(s *session.Session, req *request.Request, input array.RecordReader) (any, error) {
+func planSQL(ctx context.Context, s *session.Session, req *request.Request, input array.RecordReader) (any, error) {
 	if input != nil {
 		return nil, fmt.Errorf("%w: sql_plan takes no input data", errs.ErrInvalidArgument)
 	}
@@ -29,6 +29,15 @@ func planSQL(s *session.Session, req *request.Request, input array.RecordReader)
 	st, err := sqlstmt.Parse(req.SQL, zone)
 	if err != nil {
 		return nil, err
+	}
+	if st.DML != nil && st.DML.Subquery != nil {
+		t, _, err := refs.LoadRef(ctx, s, st.Request.Table)
+		if err != nil {
+			return nil, err
+		}
+		if err := st.BindTarget(t.Schema()); err != nil {
+			return nil, err
+		}
 	}
 	out := map[string]any{"statement": st.Kind, "op": st.Request.Op, "table": st.Request.Table, "source": nil}
 	if st.DML != nil && st.DML.Source != nil {
@@ -56,12 +65,15 @@ func runDML(ctx context.Context, s *session.Session, st *sqlstmt.Statement, inpu
 	}
 	r := st.Request
 	tg := sqlstmt.Target{Conf: s.Conf()}
-	if st.DML.Insert != nil {
+	if st.DML.Insert != nil || st.DML.Subquery != nil {
 		t, _, err := refs.LoadRef(ctx, s, r.Table)
 		if err != nil {
 			return nil, err
 		}
 		tg.Schema, tg.Spec = t.Schema(), t.Spec()
+		if err := st.BindTarget(tg.Schema); err != nil {
+			return nil, err
+		}
 	}
 	rd, err := st.DML.Prepare(ctx, r, tg, input)
 	if err != nil {

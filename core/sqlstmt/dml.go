@@ -37,8 +37,12 @@ type Source struct {
 	Name  string `json:"name,omitempty"`  // view or table (SourceView, SourceTable)
 	Query string `json:"query,omitempty"` // SourceQuery: the query's text
 	Pos   int    `json:"pos"`             // where the source starts in the statement
-	rows  [][]expr.Node
-	rowAt []int
+	// TimeTravel reads a SourceTable as of a snapshot, ref or time.
+	TimeTravel
+	// Tables are Iceberg tables Query reads under names of its own.
+	Tables map[string]TargetRead `json:"tables,omitempty"`
+	rows   [][]expr.Node
+	rowAt  []int
 }
 
 // NeedsInput reports whether the caller must pass the source's rows.
@@ -56,6 +60,10 @@ type DML struct {
 	Source *Source
 	// Insert is set for INSERT INTO / INSERT OVERWRITE.
 	Insert *Insert
+	// Subquery is set for DELETE and UPDATE conditions the engine
+	// evaluates over the target's rows (subquery.go); BindTarget finishes
+	// the statement.
+	Subquery *Subquery
 }
 
 // Insert is the part of an INSERT the document does not carry.
@@ -128,13 +136,20 @@ func (p *stmtParser) condition(qualifiers ...string) (string, error) {
 	start := c.Peek().Pos
 	n, text, err := c.Expr()
 	if err != nil {
-		rest := c.Text(start, 1<<30)
-		if loc := subquery.FindStringIndex(rest); loc != nil {
-			return "", p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery in this condition (ig.sql reads one conjunct col IN (SELECT ...) in DELETE and UPDATE; join the view in a MERGE INTO instead)")
-		}
-		return "", err
+		return "", p.subqueryError(start, err)
 	}
 	return unqualify(n, text, qualifiers), nil
+}
+
+// subqueryError is err, a condition starting at start that did not parse,
+// or ErrNotSupported when the condition holds a subquery: ig.sql reads
+// subqueries in the WHERE of DELETE and UPDATE only.
+func (p *stmtParser) subqueryError(start int, err error) error {
+	rest := p.c.Text(start, 1<<30)
+	if loc := subquery.FindStringIndex(rest); loc != nil {
+		return p.unsupported(start+len([]rune(rest[:loc[0]])), "a subquery in this condition (ig.sql reads subqueries in the WHERE of DELETE and UPDATE; join the view in the MERGE's USING instead)")
+	}
+	return err
 }
 
 // unqualify drops a leading qualifier (the table's alias or name) from the
@@ -220,7 +235,7 @@ func (p *stmtParser) deleteFrom() (*Statement, error) {
 	r := &request.Request{Op: request.OpDelete, Table: name, Filter: "true"}
 	if p.c.Keywords("WHERE") {
 		if p.hasSubquery() {
-			return p.inSubquery(name, a, nil, "DELETE")
+			return p.subqueryWhere(name, a, nil, "DELETE")
 		}
 		if r.Filter, err = p.condition(a, lastPart(name)); err != nil {
 			return nil, err
@@ -251,7 +266,7 @@ func (p *stmtParser) update() (*Statement, error) {
 	r := &request.Request{Op: request.OpUpdate, Table: name, Set: set}
 	if c.Keywords("WHERE") {
 		if p.hasSubquery() {
-			return p.inSubquery(name, a, set, "UPDATE")
+			return p.subqueryWhere(name, a, set, "UPDATE")
 		}
 		if r.Filter, err = p.condition(quals...); err != nil {
 			return nil, err
@@ -309,16 +324,55 @@ func (p *stmtParser) relation() (*Source, error) {
 		if err != nil {
 			return nil, err
 		}
+		if src, ok := p.selectStar(q, t.Pos+1); ok {
+			return src, nil
+		}
 		return &Source{Kind: SourceQuery, Query: q, Pos: t.Pos}, nil
 	}
 	parts, err := c.Path("a view or table name")
 	if err != nil {
 		return nil, err
 	}
-	if len(parts) == 1 {
-		return &Source{Kind: SourceView, Name: parts[0], Pos: t.Pos}, nil
+	return p.namedSource(parts, t.Pos)
+}
+
+// selectStar reads q, a query at pos, as SELECT * FROM <view or table>
+// [time travel]: the view or table itself, no engine needed (Spark's MERGE
+// reads a table as of a version only so: USING (SELECT * FROM t VERSION AS
+// OF ...)).
+func (p *stmtParser) selectStar(q string, pos int) (*Source, bool) {
+	c, err := expr.NewCursor(q)
+	if err != nil || !c.Keywords("SELECT") || !c.OpIf("*") || !c.Keywords("FROM") {
+		return nil, false
 	}
-	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: t.Pos}, nil
+	sub := &stmtParser{c: c, zone: p.zone}
+	parts, err := c.Path("a view or table name")
+	if err != nil {
+		return nil, false
+	}
+	src, err := sub.namedSource(parts, pos)
+	if err != nil || !c.AtEnd() {
+		return nil, false
+	}
+	return src, true
+}
+
+// namedSource is the view or table parts names, with its time travel
+// clause if one follows (a table's only: Spark has no time travel on
+// temporary views).
+func (p *stmtParser) namedSource(parts []string, pos int) (*Source, error) {
+	at := p.c.Peek().Pos
+	tt, err := p.timeTravel()
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 1 {
+		if tt.Set() {
+			return nil, p.unsupported(at, "time travel on the temporary view %s (only Iceberg tables have versions)", parts[0])
+		}
+		return &Source{Kind: SourceView, Name: parts[0], Pos: pos}, nil
+	}
+	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: pos, TimeTravel: tt}, nil
 }
 
 // parenthesized reads ( ... ) and returns the text between the parentheses.
@@ -387,9 +441,10 @@ func (p *stmtParser) mergeInto() (*Statement, error) {
 	if err := c.Expect("ON"); err != nil {
 		return nil, err
 	}
+	onAt := c.Peek().Pos
 	_, on, err := c.Expr()
 	if err != nil {
-		return nil, err
+		return nil, p.subqueryError(onAt, err)
 	}
 	m := &request.Merge{On: on, SourceAlias: sa, TargetAlias: ta}
 	tquals := []string{ta, lastPart(name), "target"}
@@ -425,9 +480,10 @@ func (p *stmtParser) whenClause(tquals []string) (request.MergeClause, error) {
 		return cl, c.Errorf(t.Pos, "expected MATCHED or NOT MATCHED after WHEN, found %s", t.Describe())
 	}
 	if c.Keywords("AND") {
+		start := c.Peek().Pos
 		_, text, err := c.Expr()
 		if err != nil {
-			return cl, err
+			return cl, p.subqueryError(start, err)
 		}
 		cl.Condition = text
 	}
@@ -650,11 +706,12 @@ func (p *stmtParser) insertSource() (*Source, error) {
 		return src, nil
 	case t.Is("TABLE"):
 		c.Next()
+		at := c.Peek().Pos
 		parts, err := c.Path("a view or table name")
 		if err != nil {
 			return nil, err
 		}
-		return nameSource(parts, c.Peek().Pos), nil
+		return p.namedSource(parts, at)
 	case t.Is("SELECT"):
 		// SELECT * FROM name is the view or table itself; any other query
 		// needs an engine.
@@ -664,8 +721,10 @@ func (p *stmtParser) insertSource() (*Source, error) {
 			c.Next()
 			if c.Keywords("FROM") {
 				at := c.Peek().Pos
-				if parts, err := c.Path("a view or table name"); err == nil && c.AtEnd() {
-					return nameSource(parts, at), nil
+				if parts, err := c.Path("a view or table name"); err == nil {
+					if src, err := p.namedSource(parts, at); err == nil && c.AtEnd() {
+						return src, nil
+					}
 				}
 			}
 			*c = save
@@ -675,11 +734,4 @@ func (p *stmtParser) insertSource() (*Source, error) {
 		return &Source{Kind: SourceQuery, Query: p.rest(t.Pos), Pos: t.Pos}, nil
 	}
 	return nil, c.Errorf(t.Pos, "expected VALUES, SELECT, TABLE or a query, found %s", t.Describe())
-}
-
-func nameSource(parts []string, pos int) *Source {
-	if len(parts) == 1 {
-		return &Source{Kind: SourceView, Name: parts[0], Pos: pos}
-	}
-	return &Source{Kind: SourceTable, Name: dotted(parts), Pos: pos}
 }
