@@ -3,7 +3,8 @@
 One job is one snapshot whose added-data-files are the files the workers wrote and whose
 records are the input's; a worker killed in the middle of a task is retried with no duplicate
 row and no file left over; a failed job commits nothing and leaves no file; PyIceberg reads
-the results. Ray and Dask are in requirements-dev.txt: without them these tests fail.
+the results, and Spark 4.1 reads a job's table partitioned by transforms, every row in the
+partition Iceberg's own transform functions give it. Ray and Dask are in requirements-dev.txt: without them these tests fail.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 import pyiceberg_go as ig
 
 from conftest import CatalogDir
+from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
 
 def frame(n: int, first: int = 0) -> pd.DataFrame:
@@ -260,3 +262,21 @@ def json_size(d: dict[str, Any]) -> str:
     import json
 
     return json.dumps(d)
+
+
+def test_spark_reads_what_a_distributed_job_wrote(dask_client: Any, spark: Any, spark_catalog: str, catalog_dir: CatalogDir) -> None:
+    import dask.dataframe as dd
+
+    # Hidden partitioning by transforms, written by worker processes and committed once: Spark
+    # reads the same rows, and finds them in the partitions its own transforms give.
+    df = frame(500)
+    df["ts"] = pd.to_datetime(df["id"] * 3_600_000_000, unit="us", utc=True)
+    ig.dask.to_iceberg(dd.from_pandas(df, npartitions=4), "local.db.sp", mode="create", partition_by=[ig.days("ts"), ig.bucket(3, "id")])
+    got = spark.sql("SELECT id, cat, v FROM local.db.sp").toPandas()
+    assert sorted(zip(got["id"].tolist(), got["cat"].tolist(), got["v"].tolist())) == expected(df)
+    # Every row sits in the partition Spark's own transforms (Iceberg's function catalog) give it.
+    misplaced = spark.sql(
+        "SELECT count(*) FROM local.db.sp WHERE _partition.ts_day <> local.system.days(ts)"
+        " OR _partition.id_bucket <> local.system.bucket(3, id)"
+    ).collect()[0][0]
+    assert misplaced == 0
