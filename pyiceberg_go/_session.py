@@ -56,6 +56,21 @@ def _str_map(name: str, m: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _conf_map(conf: Mapping[str, Any] | None, spark_conf: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The session conf: Spark's settings (``spark.*`` keys only) under the caller's conf."""
+    if conf is None and spark_conf is None:
+        return None
+    out: dict[str, str] = {}
+    if spark_conf is not None:
+        out.update(_str_map("spark_conf", spark_conf))
+        bad = [k for k in out if not k.startswith("spark.")]
+        if bad:
+            raise ValueError(f"spark_conf takes Spark settings (spark.*), got {bad[0]!r}: pass it in conf")
+    if conf is not None:
+        out.update(_str_map("conf", conf))
+    return out
+
+
 def _catalogs_map(catalogs: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, str]]:
     return {str(name): _str_map(f"catalogs[{name!r}]", props) for name, props in catalogs.items()}
 
@@ -205,10 +220,11 @@ class Session:
         self,
         catalogs: Mapping[str, Mapping[str, Any]] | None = None,
         conf: Mapping[str, Any] | None = None,
+        spark_conf: Mapping[str, Any] | None = None,
     ) -> None:
         self._state = _State(
             _catalogs_map(catalogs) if catalogs is not None else None,
-            _str_map("conf", conf) if conf is not None else None,
+            _conf_map(conf, spark_conf),
         )
         finalizer = weakref.finalize(self, _finalize, self._state)
         finalizer.atexit = False  # at exit the library sessions go with the process
@@ -265,6 +281,7 @@ class Session:
         self,
         catalogs: Mapping[str, Mapping[str, Any]] | None = None,
         conf: Mapping[str, Any] | None = None,
+        spark_conf: Mapping[str, Any] | None = None,
     ) -> None:
         """Replace this session's catalogs (PyIceberg property names) and conf; ``None`` resets one.
 
@@ -281,8 +298,7 @@ class Session:
                         conf={"target-file-size-bytes": str(128 << 20)})
         """
         cats = _catalogs_map(catalogs) if catalogs is not None else None
-        cf = _str_map("conf", conf) if conf is not None else None
-        self._state.replace(cats, cf)
+        self._state.replace(cats, _conf_map(conf, spark_conf))
 
     def session_document(self) -> dict[str, Any]:
         """The session document (docs/abi.md#session) a library session opened now would get.
@@ -436,6 +452,7 @@ def session_document() -> dict[str, Any]:
 def configure(
     catalogs: Mapping[str, Mapping[str, Any]] | None = None,
     conf: Mapping[str, Any] | None = None,
+    spark_conf: Mapping[str, Any] | None = None,
 ) -> None:
     """Replace the default session's catalogs (PyIceberg property names) and session conf.
 
@@ -449,6 +466,14 @@ def configure(
     wall-clock times in it when written into ``timestamptz`` columns or compared with
     them, as in Spark.
 
+    ``spark_conf`` takes a Spark user's settings verbatim (``spark.*`` keys; also a
+    ``spark_conf`` mapping in ``~/.pyiceberg.yaml``): each ``spark.sql.catalog.<name>`` block
+    (``type`` rest, hadoop or jdbc on SQLite, ``uri``, ``warehouse``, ``io-impl``,
+    ``default-namespace``, ``table-default.*``, S3 properties, ...) becomes catalog ``<name>``,
+    ``spark.sql.defaultCatalog`` the default catalog, other keys session conf. Catalogs we
+    cannot open (hive, glue, nessie, JDBC on other databases) raise
+    :class:`NotSupportedError` naming the setting.
+
     Example::
 
         ig.configure(
@@ -456,8 +481,14 @@ def configure(
                                 "warehouse": "file:///tmp/x/wh"}},
             conf={"target-file-size-bytes": str(128 << 20)},
         )
+        ig.configure(spark_conf={
+            "spark.sql.catalog.prod": "org.apache.iceberg.spark.SparkCatalog",
+            "spark.sql.catalog.prod.type": "rest",
+            "spark.sql.catalog.prod.uri": "http://localhost:8181",
+            "spark.sql.defaultCatalog": "prod",
+        })
     """
-    default_session().configure(catalogs, conf)
+    default_session().configure(catalogs, conf, spark_conf)
 
 
 def execute(request: Mapping[str, Any], data: object = None) -> dict[str, Any]:

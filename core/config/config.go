@@ -6,7 +6,9 @@
 //   - PYICEBERG_CATALOG__<NAME>__<KEY> variables merged over it, the key's
 //     "__" read as "." and "_" as "-" (PYICEBERG_CATALOG__PROD__S3__ACCESS_KEY_ID
 //     is s3.access-key-id of catalog prod);
-//   - explicit properties given by the caller merged over both.
+//   - Spark's catalog settings (spark.sql.catalog.<name>.*, in the session
+//     conf or the file's spark_conf mapping; spark.go) merged over those;
+//   - explicit properties given by the caller merged over all.
 //
 // With no configuration at all, the catalog "local" is an embedded SQLite
 // catalog under $PYICEBERG_GO_HOME (default ~/.pyiceberg_go).
@@ -104,6 +106,34 @@ func Resolve(s Session) (*Resolved, error) {
 	if d, ok := tree["default-catalog"].(string); ok && d != "" {
 		r.DefaultCatalog = strings.ToLower(d)
 	}
+	// Session conf: the YAML file's spark_conf mapping, then the caller's.
+	if sc, ok := tree["spark_conf"].(map[string]any); ok {
+		maps.Copy(r.Conf, flatten(sc))
+	}
+	maps.Copy(r.Conf, s.Conf)
+	// Spark's catalog settings in the conf define catalogs over the YAML
+	// file's and the environment's; the caller's catalogs win over them.
+	spark, def, err := sparkCatalogs(r.Conf)
+	if err != nil {
+		return nil, err
+	}
+	for name, props := range spark {
+		if r.Catalogs[name] == nil {
+			r.Catalogs[name] = map[string]string{}
+		}
+		maps.Copy(r.Catalogs[name], props)
+	}
+	if _, ok := spark["spark_catalog"]; ok && def == "" {
+		def = "spark_catalog" // Spark's own default catalog
+	}
+	if def != "" {
+		_, known := r.Catalogs[def]
+		_, given := s.Catalogs[def]
+		if !known && !given && def != DefaultCatalog {
+			return nil, fmt.Errorf("%w: spark.sql.defaultCatalog = %s names no configured catalog", errs.ErrInvalidArgument, def)
+		}
+		r.DefaultCatalog = def
+	}
 	for name, props := range s.Catalogs {
 		name = strings.ToLower(name)
 		if r.Catalogs[name] == nil {
@@ -114,7 +144,6 @@ func Resolve(s Session) (*Resolved, error) {
 	if _, ok := r.Catalogs[DefaultCatalog]; !ok {
 		r.Catalogs[DefaultCatalog] = embeddedDefault(env, home)
 	}
-	maps.Copy(r.Conf, s.Conf)
 	return r, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"sync"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
@@ -45,6 +46,11 @@ func (s *Session) Identifier(name string) (request.Identifier, error) {
 	known := map[string]bool{}
 	for n := range s.cfg.Catalogs {
 		known[n] = true
+	}
+	// A bare table name is in the default catalog's default-namespace (a
+	// Spark catalog property: the namespace short names resolve in).
+	if ns := s.cfg.Catalogs[s.cfg.DefaultCatalog]["default-namespace"]; ns != "" && name != "" && !strings.Contains(name, ".") {
+		return request.ParseIdentifier(s.cfg.DefaultCatalog+"."+ns+"."+name, known, s.cfg.DefaultCatalog)
 	}
 	return request.ParseIdentifier(name, known, s.cfg.DefaultCatalog)
 }

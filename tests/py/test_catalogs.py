@@ -34,6 +34,7 @@ from servers import (  # noqa: F401
     rest_server,
     s3_server,
 )
+from sparkutil import spark, spark_catalog  # noqa: F401  (fixtures)
 
 CAT = "cat"
 MATRIX = ["sql-local", "sql-s3", "rest-local", "rest-s3"]
@@ -747,3 +748,28 @@ def test_rest_prefix_is_sent(tmp_path: Path, s3_server: S3Server, rest_server: R
     direct = {"type": "rest", "uri": rest_server.uri}
     got = pyiceberg_catalog(direct).load_table(f"{unique}.p").scan().to_arrow()
     assert_same_rows(got.select(["id", "x", "p", "label"]), rows(range(9)))
+
+
+def test_spark_catalog_settings_verbatim(spark: Any, spark_catalog: str) -> None:
+    """The live Spark session's own catalog block (JdbcCatalog on the test's SQLite file), copied
+    key for key into ``spark_conf``, opens the same catalog: each side reads what the other
+    wrote, a bare table name resolves in ``default-namespace``, and a block we cannot serve is a
+    typed error naming its setting."""
+    prefix = f"spark.sql.catalog.{spark_catalog}"
+    block = {k: v for k, v in spark.conf.getAll.items() if k == prefix or k.startswith(prefix + ".")}
+    assert block[f"{prefix}.type"] == "jdbc" and block[f"{prefix}.uri"].startswith("jdbc:sqlite:")
+    spark.sql(f"CREATE TABLE {spark_catalog}.db.sv (id bigint, s string) USING iceberg PARTITIONED BY (bucket(2, id))")
+    spark.sql(f"INSERT INTO {spark_catalog}.db.sv VALUES (1, 'é/%'), (2, NULL)")
+    with ig.Session(spark_conf={**block, f"{prefix}.default-namespace": "db", "spark.sql.defaultCatalog": spark_catalog}) as s:
+        assert sorted(s.table(f"{spark_catalog}.db.sv").to_arrow().to_pylist(), key=lambda r: r["id"]) == [
+            {"id": 1, "s": "é/%"},
+            {"id": 2, "s": None},
+        ]
+        s.writeTo(pa.table({"id": pa.array([3], pa.int64()), "s": ["x"]}), "sv").append()  # short name
+    got = spark.sql(f"SELECT id, s FROM {spark_catalog}.db.sv ORDER BY id").collect()
+    assert [(r.id, r.s) for r in got] == [(1, "é/%"), (2, None), (3, "x")]
+    hive = {f"{prefix}": block[prefix], f"{prefix}.type": "hive", f"{prefix}.uri": "thrift://localhost:9083"}
+    with ig.Session(spark_conf=hive) as s, pytest.raises(ig.NotSupportedError, match=r"spark\.sql\.catalog\.local\.type = hive"):
+        s.table(f"{spark_catalog}.db.sv").snapshots()
+    with pytest.raises(ValueError, match="spark_conf takes Spark settings"):
+        ig.Session(spark_conf={"target-file-size-bytes": "1"})
