@@ -314,7 +314,8 @@ def sql(statement: str, views: Mapping[str, ArrowData] | None = None) -> SqlResu
     ``ALTER TABLE`` with ``RENAME TO``, ``ADD|RENAME|ALTER|DROP COLUMN``,
     ``SET|UNSET TBLPROPERTIES``, ``ADD|DROP|REPLACE PARTITION FIELD``, ``WRITE [LOCALLY]
     ORDERED BY | DISTRIBUTED BY PARTITION | UNORDERED``, ``SET|DROP IDENTIFIER FIELDS`` and
-    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention; ``CALL
+    ``CREATE [OR REPLACE]|REPLACE|DROP BRANCH|TAG`` with retention; ``USE [NAMESPACE]
+    [catalog.]namespace`` (the session's current catalog and namespace, as Spark's); ``CALL
     [catalog.]system.<procedure>(...)`` for the maintenance and ref procedures; ``SELECT * | cols
     FROM t [VERSION AS OF id | 'ref'] [TIMESTAMP AS OF '...'] [WHERE ...]`` and ``SELECT * FROM
     t.<metadata table>``, read with :meth:`SqlResult.to_arrow` or :meth:`SqlResult.stream`.

@@ -90,6 +90,41 @@ func createNamespace(ctx context.Context, s *session.Session, req *request.Reque
 	return nil, catalog.MapErr(err, request.Identifier{Catalog: id.Catalog, Namespace: id.Namespace})
 }
 
+// useNamespace is Spark's USE: a name whose first part is a catalog makes
+// that catalog current (with the rest as namespace, or its
+// default-namespace); any other name is a namespace of the current catalog,
+// which must exist.
+func useNamespace(ctx context.Context, s *session.Session, req *request.Request) (any, error) {
+	parts := strings.Split(req.Namespace, ".")
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" || p != strings.TrimSpace(p) {
+			return nil, fmt.Errorf("%w: USE %q: empty or padded name part", errs.ErrInvalidArgument, req.Namespace)
+		}
+	}
+	catName, _ := s.Current()
+	if s.IsCatalog(parts[0]) {
+		catName, parts = strings.ToLower(parts[0]), parts[1:]
+	}
+	if len(parts) > 0 {
+		cat, err := s.Catalog(ctx, catName)
+		if err != nil {
+			return nil, err
+		}
+		ok, err := cat.CheckNamespaceExists(ctx, table.Identifier(parts))
+		if err != nil {
+			return nil, catalog.MapErr(err, request.Identifier{Catalog: catName, Namespace: parts})
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: [SCHEMA_NOT_FOUND] the namespace %s.%s cannot be found", errs.ErrNoSuchNamespace, catName, strings.Join(parts, "."))
+		}
+	}
+	if err := s.Use(catName, strings.Join(parts, ".")); err != nil {
+		return nil, err
+	}
+	cur, ns := s.Current()
+	return map[string]any{"catalog": cur, "namespace": ns}, nil
+}
+
 // createTable is CREATE [OR REPLACE] TABLE t (columns) without data.
 func createTable(ctx context.Context, w *write.Writer) (any, error) {
 	res, created, err := w.CreateEmpty(ctx)

@@ -76,6 +76,8 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return listTables(ctx, s, req)
 	case request.OpCreateNamespace:
 		return createNamespace(ctx, s, req)
+	case request.OpUse:
+		return useNamespace(ctx, s, req)
 	case request.OpSQL:
 		return runSQL(ctx, s, req, input, prog)
 	case request.OpSQLPlan:

@@ -22,6 +22,10 @@ const (
 	OpCreateNamespace = "create_namespace"
 	// OpSQL runs the Spark SQL statement SQL (core/sqlstmt).
 	OpSQL = "sql"
+	// OpUse makes Namespace ([catalog.]a.b, or a catalog alone) the
+	// session's current one, as Spark's USE: names without a catalog
+	// resolve in its catalog, bare table names in its namespace.
+	OpUse = "use"
 )
 
 // Modes of create_table, create_branch and create_tag (Spark's CREATE,
@@ -104,9 +108,9 @@ func (r *Request) validateDDL() error {
 		if strings.TrimSpace(d.NewTable) == "" {
 			return fmt.Errorf("%w: rename_table needs new_table", errs.ErrInvalidArgument)
 		}
-	case OpCreateNamespace:
+	case OpCreateNamespace, OpUse:
 		if strings.TrimSpace(r.Namespace) == "" {
-			return fmt.Errorf("%w: create_namespace needs namespace", errs.ErrInvalidArgument)
+			return fmt.Errorf("%w: %s needs namespace", errs.ErrInvalidArgument, r.Op)
 		}
 	case OpSQL, OpSQLPlan:
 		if strings.TrimSpace(d.SQL) == "" {
@@ -130,5 +134,5 @@ func (r *Request) validateDDL() error {
 
 // NoTable reports whether op names no table (its document has no table key).
 func NoTable(op string) bool {
-	return op == OpListTables || op == OpPanic || op == OpCreateNamespace || op == OpSQL || op == OpSQLPlan
+	return op == OpListTables || op == OpPanic || op == OpCreateNamespace || op == OpSQL || op == OpSQLPlan || op == OpUse
 }

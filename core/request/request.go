@@ -97,7 +97,7 @@ var ops = map[string]bool{
 	OpRollbackToSnapshot: true, OpRollbackToTimestamp: true, OpSetCurrentSnapshot: true, OpInspect: true,
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
-	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true,
+	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true, OpUse: true,
 	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true,
 }
 
@@ -459,7 +459,7 @@ func decode(doc []byte, defaultOp string) (*Request, error) {
 
 // validate checks the request's keys against its operation.
 func (r *Request) validate() error {
-	if (r.Op == OpCreateNamespace || r.Op == OpSQL || r.Op == OpSQLPlan) && r.Table != "" {
+	if (r.Op == OpCreateNamespace || r.Op == OpSQL || r.Op == OpSQLPlan || r.Op == OpUse) && r.Table != "" {
 		return fmt.Errorf("%w: operation %s takes no table", errs.ErrInvalidArgument, r.Op)
 	}
 	if !NoTable(r.Op) && r.Table == "" {

@@ -22,6 +22,14 @@ type Session struct {
 	cfg  *config.Resolved
 	mu   sync.Mutex
 	cats map[string]*catalog.Catalog
+	// cur is the current catalog and namespace (Spark's USE); the zero
+	// value means the configured default catalog and its default-namespace.
+	cur current
+}
+
+type current struct {
+	catalog   string
+	namespace string // dotted; "" for the catalog's default-namespace
 }
 
 // Open resolves the configuration; catalogs open on first use. The test
@@ -47,12 +55,48 @@ func (s *Session) Identifier(name string) (request.Identifier, error) {
 	for n := range s.cfg.Catalogs {
 		known[n] = true
 	}
-	// A bare table name is in the default catalog's default-namespace (a
-	// Spark catalog property: the namespace short names resolve in).
-	if ns := s.cfg.Catalogs[s.cfg.DefaultCatalog]["default-namespace"]; ns != "" && name != "" && !strings.Contains(name, ".") {
-		return request.ParseIdentifier(s.cfg.DefaultCatalog+"."+ns+"."+name, known, s.cfg.DefaultCatalog)
+	cat, ns := s.Current()
+	// A bare table name is in the current namespace: USE's, else the
+	// catalog's default-namespace (a Spark catalog property).
+	if name != "" && !strings.Contains(name, ".") {
+		if ns == "" {
+			return request.Identifier{}, fmt.Errorf("%w: table name %q needs a namespace: the session has no current one (USE a namespace, set the catalog's default-namespace, or write namespace.table)", errs.ErrInvalidArgument, name)
+		}
+		return request.ParseIdentifier(cat+"."+ns+"."+name, known, cat)
 	}
-	return request.ParseIdentifier(name, known, s.cfg.DefaultCatalog)
+	return request.ParseIdentifier(name, known, cat)
+}
+
+// Current returns the current catalog and namespace (dotted; "" if none).
+func (s *Session) Current() (string, string) {
+	s.mu.Lock()
+	cur := s.cur
+	s.mu.Unlock()
+	if cur.catalog == "" {
+		cur.catalog = s.cfg.DefaultCatalog
+	}
+	if cur.namespace == "" {
+		cur.namespace = s.cfg.Catalogs[cur.catalog]["default-namespace"]
+	}
+	return cur.catalog, cur.namespace
+}
+
+// Use makes catalog (a configured one) and namespace ("": the catalog's
+// default-namespace) current.
+func (s *Session) Use(catalog, namespace string) error {
+	if _, ok := s.cfg.Catalogs[catalog]; !ok {
+		return fmt.Errorf("%w: no catalog named %q is configured", errs.ErrInvalidArgument, catalog)
+	}
+	s.mu.Lock()
+	s.cur = current{catalog: catalog, namespace: namespace}
+	s.mu.Unlock()
+	return nil
+}
+
+// IsCatalog reports whether name is a configured catalog.
+func (s *Session) IsCatalog(name string) bool {
+	_, ok := s.cfg.Catalogs[strings.ToLower(name)]
+	return ok
 }
 
 // Catalog opens (once) and returns catalog name.

@@ -77,11 +77,13 @@ func (p *stmtParser) statement() (*Statement, error) {
 		return p.call()
 	case c.Keywords("SELECT"):
 		return p.selectRead()
+	case c.Keywords("USE"):
+		return p.use()
 	}
 	if st, ok, err := p.statementDML(); ok {
 		return st, err
 	}
-	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL, SELECT of one table, INSERT INTO|OVERWRITE, DELETE FROM, UPDATE and MERGE INTO", t.Describe())
+	return nil, p.unsupported(t.Pos, "statement starting with %s: ig.sql runs CREATE [OR REPLACE] TABLE, REPLACE TABLE, CREATE NAMESPACE, DROP TABLE, ALTER TABLE, CALL, USE, SELECT of one table, INSERT INTO|OVERWRITE, DELETE FROM, UPDATE and MERGE INTO", t.Describe())
 }
 
 // tableName reads a table identifier as the request spells it.
@@ -96,10 +98,28 @@ func (p *stmtParser) tableName() (string, int, error) {
 			return "", 0, p.c.Errorf(pos, "name part %q: a quoted name part may not contain \".\" or surrounding spaces here", part)
 		}
 	}
-	if len(parts) < 2 {
-		return "", 0, p.c.Errorf(pos, "table name %q needs a namespace ([catalog.]namespace.table)", strings.Join(parts, "."))
-	}
+	// A bare name resolves in the session's current namespace (USE, or the
+	// catalog's default-namespace).
 	return strings.Join(parts, "."), pos, nil
+}
+
+// use reads the rest of USE [NAMESPACE | DATABASE | SCHEMA] name.
+func (p *stmtParser) use() (*Statement, error) {
+	c := p.c
+	if !c.Keywords("NAMESPACE") && !c.Keywords("DATABASE") {
+		c.Keywords("SCHEMA")
+	}
+	pos := c.Peek().Pos
+	parts, err := c.Path("a catalog or namespace")
+	if err != nil {
+		return nil, err
+	}
+	for _, part := range parts {
+		if strings.Contains(part, ".") {
+			return nil, c.Errorf(pos, "name part %q: a quoted name part may not contain \".\"", part)
+		}
+	}
+	return &Statement{Kind: "USE", Request: &request.Request{Op: request.OpUse, Namespace: dotted(parts)}}, nil
 }
 
 func (p *stmtParser) ifNotExists() bool { return p.c.Keywords("IF", "NOT", "EXISTS") }
