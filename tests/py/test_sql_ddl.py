@@ -552,3 +552,22 @@ def test_v1_create_and_format_upgrades_match_spark(spark: Any, spark_catalog: st
     with pytest.raises(ig.InvalidArgumentError, match="Cannot downgrade v3 table to v2"):
         ig.sql(f"ALTER TABLE {T} SET TBLPROPERTIES ('format-version' = '2')")
     assert ig.table(T).metadata()["metadata_location"] == before
+
+
+def test_use_makes_short_names_resolve_for_the_rest_of_the_session(catalog_dir: Any) -> None:
+    with ig.Session(catalogs={"local": catalog_dir.properties}) as s:
+        s.sql("CREATE NAMESPACE local.sales")
+        with pytest.raises(ig.InvalidArgumentError, match="needs a namespace"):
+            s.sql("CREATE TABLE orders (id bigint) USING iceberg")
+        r = s.sql("USE sales")
+        assert (r.op, r.result) == ("use", {"catalog": "local", "namespace": "sales"})
+        s.sql("CREATE TABLE orders (id bigint) USING iceberg")
+        s.sql("INSERT INTO orders VALUES (1), (2)")
+        s.writeTo(pa.table({"id": pa.array([3], pa.int64())}), "orders").append()
+        assert sorted(s.table("local.sales.orders").to_arrow()["id"].to_pylist()) == [1, 2, 3]
+        with pytest.raises(ig.NoSuchNamespaceError):
+            s.sql("USE nowhere")
+        assert sorted(s.table("orders").to_arrow()["id"].to_pylist()) == [1, 2, 3]
+    # Another session starts without a current namespace.
+    with ig.Session(catalogs={"local": catalog_dir.properties}) as s, pytest.raises(ig.InvalidArgumentError):
+        s.table("orders").to_arrow()
