@@ -138,6 +138,8 @@ func Execute(ctx context.Context, s *session.Session, req *request.Request, inpu
 		return skipped(w, res, err)
 	}
 	switch req.Op {
+	case request.OpStreamOffset:
+		return streamOffset(ctx, cat, id, req)
 	case request.OpLastCommittedBatch:
 		return lastCommittedBatch(ctx, cat, id, ident, sel, req.Stream.QueryID)
 	case request.OpSnapshots:

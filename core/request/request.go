@@ -98,7 +98,7 @@ var ops = map[string]bool{
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
 	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true, OpUse: true,
-	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true,
+	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true, OpStreamOffset: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -191,6 +191,9 @@ type Request struct {
 	// exactly once (append, overwritePartitions, overwrite); it names the
 	// query last_committed_batch looks up.
 	Stream *Stream `json:"stream,omitempty"`
+	// MicroBatch makes a scan read one micro-batch of a table read as a
+	// stream, and holds stream_offset's offsets and limits (microbatch.go).
+	MicroBatch *MicroBatch `json:"micro_batch,omitempty"`
 
 	// Changes are update_table's changes (see Change).
 	Changes []Change `json:"changes,omitempty"`
@@ -502,6 +505,9 @@ func (r *Request) validate() error {
 		return err
 	}
 	if err := r.validateMaintenance(); err != nil {
+		return err
+	}
+	if err := r.validateMicroBatch(); err != nil {
 		return err
 	}
 	if err := r.validateStream(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/microbatch"
 	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 )
@@ -61,6 +62,26 @@ func appendedFiles(ctx context.Context, t *table.Table, end *table.Snapshot, req
 				tasks = append(tasks, table.FileScanTask{File: df, Start: 0, Length: df.FileSizeBytes()})
 			}
 		}
+	}
+	return tasks, nil
+}
+
+// microBatchFiles plans the data files of the micro-batch a stream read
+// names (core/microbatch), without delete files, as Spark's streaming read.
+func microBatchFiles(ctx context.Context, t *table.Table, req *request.Request) ([]table.FileScanTask, error) {
+	fs, err := t.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, err)
+	}
+	mb := req.MicroBatch
+	st := &microbatch.Stream{Meta: t.Metadata(), FS: fs, FromTimestampMs: mb.FromTimestampMs, SkipOverwrite: mb.SkipOverwriteSnapshots, SkipDelete: mb.SkipDeleteSnapshots}
+	files, err := st.Files(ctx, mb.Start, *mb.End)
+	if err != nil {
+		return nil, err
+	}
+	tasks := make([]table.FileScanTask, 0, len(files))
+	for _, df := range files {
+		tasks = append(tasks, table.FileScanTask{File: df, Start: 0, Length: df.FileSizeBytes()})
 	}
 	return tasks, nil
 }

@@ -53,11 +53,16 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 	var opts []table.ScanOption
 	// The identifier's branch_/tag_ suffix, snapshot_id, as_of_timestamp_ms
 	// or ref: at most one.
-	incremental := req.StartSnapshotID != nil
+	incremental := req.StartSnapshotID != nil || req.MicroBatch != nil
 	var at *table.Snapshot
-	if incremental {
+	switch {
+	case req.MicroBatch != nil && refSnap != nil:
+		err = fmt.Errorf("%w: %s: a stream reads main; it takes no branch_/tag_ identifier", errs.ErrInvalidArgument, req.Table)
+	case req.MicroBatch != nil:
+		at = t.CurrentSnapshot()
+	case incremental:
 		at, err = incrementalEnd(t, refSnap, req)
-	} else {
+	default:
 		at, err = refs.ReadSnapshot(t, refSnap, req)
 	}
 	if err != nil {
@@ -150,9 +155,12 @@ func Read(ctx context.Context, s *session.Session, req *request.Request, mem mem
 		planOpts = append(planOpts, table.WithRowFilter(filter.Iceberg()))
 	}
 	var tasks []table.FileScanTask
-	if incremental {
+	switch {
+	case req.MicroBatch != nil:
+		tasks, err = microBatchFiles(ctx, t, req)
+	case incremental:
 		tasks, err = appendedFiles(ctx, t, at, req)
-	} else {
+	default:
 		planner, perr := scanOf(planOpts)
 		if perr != nil {
 			return nil, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, req.Table, perr)
