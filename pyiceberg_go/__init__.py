@@ -51,6 +51,7 @@ from .errors import (
 from .evolution import UpdateSchema, UpdateSortOrder, UpdateSpec
 from .expressions import Column, col, expr, lit
 from .merge import MergeIntoWriter, mergeInto
+from .readstream import DataStreamReader, readStream
 from .results import (
     CommittedBatch,
     ExpireSnapshotsResult,
@@ -142,6 +143,7 @@ __all__ = [
     "CommitStateUnknownError",
     "CommittedBatch",
     "DataFrameWriterV2",
+    "DataStreamReader",
     "DataStreamWriter",
     "DistributedWrite",
     "ExpireSnapshotsResult",
@@ -199,6 +201,7 @@ __all__ = [
     "lit",
     "mergeInto",
     "months",
+    "readStream",
     "register",
     "set_runtime",
     "sql",

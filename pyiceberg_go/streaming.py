@@ -37,6 +37,7 @@ from typing import Any
 from . import _session
 from ._session import Session
 from ._typing import ArrowData
+from .readstream import OFFSET_KEY, DataStreamReader, Offset, offset_from, offset_json
 from .results import WriteResult
 
 __all__ = ["DataStreamWriter", "StreamingQuery", "StreamingQueryException", "writeStream"]
@@ -66,6 +67,8 @@ _UNITS = {
     "day": 86400.0,
     "days": 86400.0,
 }
+#: The wait after a trigger that found no new data (Spark's spark.sql.streaming.pollingDelay).
+POLLING_DELAY_S = 0.01
 #: How many progress reports a query keeps (Spark's spark.sql.streaming.numRecentProgressUpdates).
 RECENT_PROGRESS = 100
 
@@ -431,7 +434,16 @@ class DataStreamWriter:
         else:
             q._stop.wait(seconds)
 
+    def _next_trigger(self, started: float, interval: float, ran: bool) -> float:
+        """Seconds to wait before the next trigger: the rest of the interval, and at least Spark's
+        polling delay after a trigger that found nothing new (no busy loop on an idle source)."""
+        wait = started + interval - self._clock()
+        return wait if ran else max(wait, POLLING_DELAY_S)
+
     def _loop(self, q: StreamingQuery) -> None:
+        if isinstance(self._source, DataStreamReader):
+            self._loop_table_source(q, self._source)
+            return
         last = self._last_committed(q)
         kind, interval = self._trigger
         inputs = self._inputs(last + 1)
@@ -450,7 +462,70 @@ class DataStreamWriter:
             if kind == "once" and ran:
                 return
             if kind == "processingTime":
-                self._wait(q, started + interval - self._clock())
+                self._wait(q, self._next_trigger(started, interval, ran))
+
+    def _resume_table_source(
+        self, q: StreamingQuery, src: DataStreamReader
+    ) -> tuple[int, Offset | None, Offset | None]:
+        """The last committed batch id, its end offset in ``src`` and the end of a batch planned
+        but not committed (run again with the same files)."""
+        if self._foreach is None:
+            committed = self._session.table(self._table).last_committed_batch(q.id)
+            if committed is None:
+                return -1, None, None
+            if OFFSET_KEY not in committed.summary:
+                raise ValueError(
+                    f"query {q.id} committed batch {committed.batch_id} to {self._table} without a source offset: "
+                    "it streamed another source; use a new queryName or checkpointLocation"
+                )
+            return committed.batch_id, offset_from(committed.summary[OFFSET_KEY], src.table), None
+        if self._checkpoint is None:
+            return -1, None, None
+        last = self._last_committed(q)
+
+        def planned(batch_id: int) -> Offset | None:
+            path = os.path.join(self._checkpoint or "", "offsets", str(batch_id))
+            if not os.path.exists(path):
+                return None
+            with open(path) as f:
+                return offset_from(f.read(), src.table)
+
+        return last, planned(last) if last >= 0 else None, planned(last + 1)
+
+    def _loop_table_source(self, q: StreamingQuery, src: DataStreamReader) -> None:
+        """Batches of a table read as a stream: each ends at an offset the library plans under the
+        source's limits (none for ``once``; ``availableNow`` stops at the head it started with)."""
+        kind, interval = self._trigger
+        last, start, replay = self._resume_table_source(q, src)
+        until = src._head() if kind == "availableNow" else None
+        batch_id = last + 1
+        while not q._stop.is_set():
+            started = self._clock()
+            end = (
+                replay
+                if replay is not None
+                else src.latestOffset(start, limits=kind != "once", until_snapshot_id=until)
+            )
+            replay = None
+            if end is not None:
+                data = src.getBatch(start, end)
+                recorded = offset_json(src.table, end)
+                if self._foreach is not None and self._checkpoint is not None:
+                    offsets = os.path.join(self._checkpoint, "offsets")
+                    os.makedirs(offsets, exist_ok=True)
+                    tmp = os.path.join(offsets, f".{batch_id}.tmp")
+                    with open(tmp, "w") as f:
+                        f.write(recorded)
+                    os.replace(tmp, os.path.join(offsets, str(batch_id)))
+                self._batch(q, batch_id, (data, {OFFSET_KEY: recorded}), started)
+                start = end
+                batch_id += 1
+                if kind == "once":
+                    return
+            elif kind != "processingTime":
+                return
+            if kind == "processingTime":
+                self._wait(q, self._next_trigger(started, interval, end is not None))
 
     def _batch(self, q: StreamingQuery, batch_id: int, data: Any, started: float) -> None:
         at = _dt.datetime.now(_dt.timezone.utc)
@@ -470,7 +545,10 @@ class DataStreamWriter:
             for k, v in props.items():
                 w.option(f"snapshot-property.{k}", v)
             result = w.overwrite("true") if self._mode == "complete" else w.append()
-        rows = int(result.metrics["rows"]) if result is not None and not result.skipped else None
+        if result is None:
+            rows = getattr(data, "num_rows", None)
+        else:
+            rows = None if result.skipped else int(result.metrics["rows"])
         q._report(
             {
                 "id": q.id,

@@ -126,7 +126,7 @@ func (s *Stream) Latest(ctx context.Context, start *Offset, lim Limits, until *i
 			break
 		}
 		if more {
-			next, err := s.nextValid(cur)
+			next, err := s.nextValid(cur, latest)
 			if err != nil {
 				return nil, err
 			}
@@ -323,10 +323,10 @@ func (s *Stream) process(sn *table.Snapshot) (bool, error) {
 }
 
 // nextValid is the first snapshot after cur on main's history whose files
-// are streamed (nil: none up to the head).
-func (s *Stream) nextValid(cur *table.Snapshot) (*table.Snapshot, error) {
+// are streamed, up to snapshot last (nil: none).
+func (s *Stream) nextValid(cur *table.Snapshot, last int64) (*table.Snapshot, error) {
 	head := s.Meta.CurrentSnapshot()
-	if cur.SnapshotID == head.SnapshotID {
+	if cur.SnapshotID == head.SnapshotID || cur.SnapshotID == last {
 		return nil, nil
 	}
 	next, err := s.snapshotAfter(cur.SnapshotID)
@@ -341,7 +341,7 @@ func (s *Stream) nextValid(cur *table.Snapshot) (*table.Snapshot, error) {
 		if ok {
 			return next, nil
 		}
-		if next.SnapshotID == head.SnapshotID {
+		if next.SnapshotID == head.SnapshotID || next.SnapshotID == last {
 			return nil, nil
 		}
 		if next, err = s.snapshotAfter(next.SnapshotID); err != nil {
