@@ -49,6 +49,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/capi/cstream"
 	"github.com/pyiceberg-go/pyiceberg-go/capi/pin"
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
+	"github.com/pyiceberg-go/pyiceberg-go/core/changelog"
 	"github.com/pyiceberg-go/pyiceberg-go/core/config"
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/host"
@@ -343,8 +344,11 @@ func read(name string, sh C.uintptr_t, doc *C.pig_cchar, oh C.uintptr_t, out *C.
 		return fail(e, err)
 	}
 	rdr, err := onGoThread(func() (array.RecordReader, error) {
-		if req.Op == request.OpInspect {
+		switch req.Op {
+		case request.OpInspect:
 			return inspect.Read(ctx, s, req, mallocator.NewMallocator(), prog)
+		case request.OpChangelog:
+			return changelog.Read(ctx, s, req, mallocator.NewMallocator(), prog)
 		}
 		return scan.Read(ctx, s, req, mallocator.NewMallocator(), prog)
 	})

@@ -98,7 +98,7 @@ var ops = map[string]bool{
 	OpExpireSnapshots: true, OpRemoveOrphanFiles: true, OpRewriteManifests: true, OpRewriteDataFiles: true,
 	OpRewritePositionDeleteFiles: true, OpLastCommittedBatch: true, OpUpdateTable: true,
 	OpCreateTable: true, OpRenameTable: true, OpCreateNamespace: true, OpSQL: true, OpSQLPlan: true, OpUse: true,
-	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true, OpStreamOffset: true,
+	OpWriteFiles: true, OpCommitFiles: true, OpAbortFiles: true, OpStreamOffset: true, OpChangelog: true,
 }
 
 // IsWrite reports whether op takes input data.
@@ -194,6 +194,8 @@ type Request struct {
 	// MicroBatch makes a scan read one micro-batch of a table read as a
 	// stream, and holds stream_offset's offsets and limits (microbatch.go).
 	MicroBatch *MicroBatch `json:"micro_batch,omitempty"`
+	// Changelog holds a changelog read's range and options (changelog.go).
+	Changelog *Changelog `json:"changelog,omitempty"`
 
 	// Changes are update_table's changes (see Change).
 	Changes []Change `json:"changes,omitempty"`
@@ -366,8 +368,8 @@ func Decode(doc []byte) (*Request, error) { return decode(doc, "") }
 // op may be left out, or an inspect.
 func DecodeScan(doc []byte) (*Request, error) {
 	r, err := decode(doc, OpScan)
-	if err == nil && r.Op != OpScan && r.Op != OpInspect {
-		return nil, fmt.Errorf("%w: a scan document cannot carry op %q (scan or inspect)", errs.ErrInvalidArgument, r.Op)
+	if err == nil && r.Op != OpScan && r.Op != OpInspect && r.Op != OpChangelog {
+		return nil, fmt.Errorf("%w: a scan document cannot carry op %q (scan, inspect or changelog)", errs.ErrInvalidArgument, r.Op)
 	}
 	return r, err
 }
@@ -505,6 +507,9 @@ func (r *Request) validate() error {
 		return err
 	}
 	if err := r.validateMaintenance(); err != nil {
+		return err
+	}
+	if err := r.validateChangelog(); err != nil {
 		return err
 	}
 	if err := r.validateMicroBatch(); err != nil {
