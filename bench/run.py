@@ -906,7 +906,14 @@ def markdown_targets(rows: list[dict], results: list[dict]) -> str:
 
 # The other generators' sections of docs/benchmarks.md, each between its own markers, in this order
 # after run.py's part. Nothing else in the file survives a rewrite: the file is generated only.
-OTHER_SECTIONS = ("bench/dml.py", "bench/sqlmerge.py", "bench/commits.py", "bench/read.py", "bench/metatables.py")
+OTHER_SECTIONS = (
+    "bench/dml.py",
+    "bench/sqlmerge.py",
+    "bench/commits.py",
+    "bench/read.py",
+    "bench/metatables.py",
+    "bench/streaming.py",
+)
 
 
 def other_sections(text: str) -> list[str]:
