@@ -245,10 +245,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:
         kind, arg, work, n = args.child
-        if kind == "ingest":
-            r = ingest_child(arg, Path(work), int(n))
-        else:
-            r = health_child(arg == "on", Path(work), int(n))
+        r = ingest_child(arg, Path(work), int(n)) if kind == "ingest" else health_child(arg == "on", Path(work), int(n))
         print(json.dumps(r), flush=True)
         # deltalake 1.6.6 sometimes aborts while the interpreter shuts down ("terminate called
         # without an active exception", about 1 exit in 3 here): the result is out, skip the teardown.
