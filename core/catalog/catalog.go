@@ -70,13 +70,21 @@ func (c *Catalog) Close() error {
 // such lock (REST servers and directory catalogs arbitrate themselves).
 func (c *Catalog) CommitSerializer(ident table.Identifier) func(ctx context.Context) (func(), error) {
 	tc, ok := c.Catalog.(*typedCatalog)
-	if !ok || tc.commitLock == "" {
+	if !ok {
 		return nil
 	}
 	key := c.Name + "\x00" + strings.Join(ident, "\x00")
-	return func(ctx context.Context) (func(), error) {
-		return filelock.Lock(ctx, tc.commitLock, key)
+	switch {
+	case tc.advisory != nil:
+		return func(ctx context.Context) (func(), error) {
+			return advisoryLock(ctx, tc.advisory, key)
+		}
+	case tc.commitLock != "":
+		return func(ctx context.Context) (func(), error) {
+			return filelock.Lock(ctx, tc.commitLock, key)
+		}
 	}
+	return nil
 }
 
 // Open opens catalog name with its properties (PyIceberg's property names).
@@ -132,7 +140,7 @@ func inferType(uri string) string {
 	switch {
 	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
 		return "rest"
-	case strings.HasPrefix(uri, "sqlite"), strings.HasPrefix(uri, "postgresql"):
+	case strings.HasPrefix(uri, "sqlite"), strings.HasPrefix(uri, "postgres"), strings.HasPrefix(uri, "jdbc:"):
 		return "sql"
 	case strings.HasPrefix(uri, "thrift://"):
 		return "hive"
@@ -144,9 +152,15 @@ func inferType(uri string) string {
 // (sqlite:////abs/path.db), as PyIceberg's SqlCatalog takes it.
 func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redactor, wait time.Duration) (*Catalog, error) {
 	uri := p["uri"]
+	if u, ok, err := postgresURL(uri, p); ok || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("catalog %q: %w", name, err)
+		}
+		return openPostgres(ctx, name, p, u, red)
+	}
 	path, ok := sqlitePath(uri)
 	if !ok {
-		return nil, fmt.Errorf("%w: catalog %q: only sqlite uris are supported for type sql (sqlite:////path/catalog.db), got %q", errs.ErrNotSupported, name, uri)
+		return nil, fmt.Errorf("%w: catalog %q: type sql takes sqlite:////path/catalog.db or a PostgreSQL uri (postgresql://user@host:port/db, jdbc:postgresql://...), got %q", errs.ErrNotSupported, name, red.clean(uri))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("%w: catalog %q: %v", errs.ErrIO, name, err)

@@ -85,6 +85,8 @@ type sqlHead struct {
 	db      *sql.DB
 	catalog string
 	props   iceberg.Properties
+	// numbered: the driver takes $1, $2 placeholders (PostgreSQL), not ?.
+	numbered bool
 }
 
 func (h *sqlHead) location(ctx context.Context, ident table.Identifier) (string, bool) {
@@ -99,9 +101,11 @@ func (h *sqlHead) location(ctx context.Context, ident table.Identifier) (string,
 		}
 	}
 	var loc sql.NullString
-	err := h.db.QueryRowContext(ctx,
-		"SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?",
-		h.catalog, strings.Join(ns, "."), ident[len(ident)-1]).Scan(&loc)
+	q := "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?"
+	if h.numbered {
+		q = "SELECT metadata_location FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3"
+	}
+	err := h.db.QueryRowContext(ctx, q, h.catalog, strings.Join(ns, "."), ident[len(ident)-1]).Scan(&loc)
 	if err != nil || !loc.Valid || loc.String == "" {
 		return "", false
 	}

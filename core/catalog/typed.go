@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"database/sql"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,9 @@ type typedCatalog struct {
 	// commitLock is the file whose byte-range locks queue this catalog's
 	// committers per table (SQLite catalogs; empty for others).
 	commitLock string
+	// advisory queues committers per table with PostgreSQL advisory locks
+	// (PostgreSQL catalogs; nil for others).
+	advisory *sql.DB
 }
 
 func (c *typedCatalog) fail(what string, err error) error {

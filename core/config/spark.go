@@ -166,16 +166,21 @@ func sparkCatalog(name, class string, in map[string]string) (map[string]string, 
 }
 
 // jdbcURI is the SQL catalog URI of a JDBC URL: jdbc:sqlite:<path> (a
-// file path or file: URL). Other databases are refused by name.
+// file path or file: URL), or jdbc:postgresql://... as it is. Other
+// databases are refused by name.
 func jdbcURI(u string) (string, error) {
 	u = strings.TrimSpace(u)
 	rest, ok := strings.CutPrefix(strings.ToLower(u), "jdbc:")
 	if !ok {
 		return "", fmt.Errorf("%w: %q is not a JDBC URL (jdbc:sqlite:/path/catalog.db)", errs.ErrInvalidArgument, u)
 	}
+	if strings.HasPrefix(rest, "postgresql:") {
+		// The catalog opens Spark's JDBC URL itself (core/catalog, postgres.go).
+		return u, nil
+	}
 	if !strings.HasPrefix(rest, "sqlite:") {
 		db, _, _ := strings.Cut(rest, ":")
-		return "", fmt.Errorf("%w: a JDBC catalog on %s: this library's SQL catalog runs on SQLite (jdbc:sqlite:/path/catalog.db)", errs.ErrNotSupported, db)
+		return "", fmt.Errorf("%w: a JDBC catalog on %s: this library's SQL catalog runs on SQLite and PostgreSQL (jdbc:sqlite:/path/catalog.db, jdbc:postgresql://host:port/db)", errs.ErrNotSupported, db)
 	}
 	path := u[len("jdbc:sqlite:"):]
 	path, _, _ = strings.Cut(path, "?")

@@ -16,6 +16,7 @@ The scripts install (pinned, cached) on first use; the fixtures here run their `
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -156,10 +157,17 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     _setup("s3.sh")
     root = tmp_path_factory.mktemp("s3")
     port = free_port()
-    srv = S3Server(f"http://127.0.0.1:{port}", "AK" + secrets.token_hex(8).upper(), secrets.token_urlsafe(24), root / "data")
+    srv = S3Server(
+        f"http://127.0.0.1:{port}", "AK" + secrets.token_hex(8).upper(), secrets.token_urlsafe(24), root / "data"
+    )
     p = Process(
         "s3.sh",
-        {"S3_PORT": str(port), "S3_DIR": str(srv.root), "ROOT_ACCESS_KEY": srv.access_key, "ROOT_SECRET_KEY": srv.secret_key},
+        {
+            "S3_PORT": str(port),
+            "S3_DIR": str(srv.root),
+            "ROOT_ACCESS_KEY": srv.access_key,
+            "ROOT_SECRET_KEY": srv.secret_key,
+        },
         root / "versitygw.log",
     )
     p.start()
@@ -282,7 +290,10 @@ class RecordingProxy:
     @staticmethod
     def is_commit(method: str, path: str) -> bool:
         """A table commit: POST .../namespaces/<ns>/tables/<table> (not a create, rename or metrics report)."""
-        return method == "POST" and re.search(r"/namespaces/[^/]+/tables/[^/]+$", urllib.parse.urlsplit(path).path) is not None
+        return (
+            method == "POST"
+            and re.search(r"/namespaces/[^/]+/tables/[^/]+$", urllib.parse.urlsplit(path).path) is not None
+        )
 
     def commit_statuses(self) -> list[int]:
         return [st for m, p, st in self.statuses if self.is_commit(m, p)]
@@ -311,19 +322,34 @@ class RecordingProxy:
                 if proxy.client_secret is not None:
                     if self.path.endswith("/oauth/tokens"):
                         form = urllib.parse.parse_qs(body.decode())
-                        if form.get("client_id") != [proxy.client_id] or form.get("client_secret") != [proxy.client_secret]:
-                            return self._reply(401, {"error": "invalid_client", "error_description": "bad client credentials"})
-                        return self._reply(200, {"access_token": proxy.token, "token_type": "bearer", "expires_in": 3600,
-                                                 "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
+                        if form.get("client_id") != [proxy.client_id] or form.get("client_secret") != [
+                            proxy.client_secret
+                        ]:
+                            return self._reply(
+                                401, {"error": "invalid_client", "error_description": "bad client credentials"}
+                            )
+                        return self._reply(
+                            200,
+                            {
+                                "access_token": proxy.token,
+                                "token_type": "bearer",
+                                "expires_in": 3600,
+                                "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                            },
+                        )
                     if headers.get("authorization") != f"Bearer {proxy.token}":
-                        return self._reply(401, {"error": {"message": "not authorized", "type": "NotAuthorizedException", "code": 401}})
+                        return self._reply(
+                            401, {"error": {"message": "not authorized", "type": "NotAuthorizedException", "code": 401}}
+                        )
                 proxy._hold(self.command, self.path)
                 u = urllib.parse.urlsplit(proxy.target)
                 conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-                fwd = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")}
+                fwd = {
+                    k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "accept-encoding")
+                }
                 path = self.path
                 if proxy.strip_prefix and path.startswith(f"/v1/{proxy.strip_prefix}/"):
-                    path = "/v1/" + path[len(f"/v1/{proxy.strip_prefix}/"):]
+                    path = "/v1/" + path[len(f"/v1/{proxy.strip_prefix}/") :]
                 conn.request(self.command, path, body=body or None, headers=fwd)
                 rsp = conn.getresponse()
                 data = rsp.read()
@@ -336,7 +362,9 @@ class RecordingProxy:
                     if lie is not None:
                         conn.close()
                         kind = "CommitFailedException" if lie == 409 else "ServiceFailureException"
-                        return self._reply(lie, {"error": {"message": "answer lost by the test proxy", "type": kind, "code": lie}})
+                        return self._reply(
+                            lie, {"error": {"message": "answer lost by the test proxy", "type": kind, "code": lie}}
+                        )
                 self.send_response(rsp.status)
                 for k, v in rsp.getheaders():
                     if k.lower() not in ("transfer-encoding", "connection", "content-length", "content-encoding"):
@@ -468,3 +496,58 @@ class S3FaultProxy:
 
     def stop(self) -> None:
         self._server = _shutdown(self._server)
+
+
+@dataclass
+class PostgresServer:
+    """A PostgreSQL server with database ``iceberg`` and a superuser with a password."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+    def uri(self, scheme: str = "postgresql+psycopg2", password: str | None = None) -> str:
+        pw = self.password if password is None else password
+        return f"{scheme}://{self.user}:{urllib.parse.quote(pw, safe='')}@{self.host}:{self.port}/iceberg"
+
+    def jdbc(self) -> str:
+        return f"jdbc:postgresql://{self.host}:{self.port}/iceberg"
+
+
+def _tcp_ok(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """PostgreSQL 15 (Debian's package, installed by ``.ci/postgres.sh`` if missing) on a free port.
+
+    Its folder is outside pytest's (which only root may enter): as root the server runs as the
+    package's ``postgres`` user."""
+    import tempfile
+
+    _setup("postgres.sh")
+    root = Path(tempfile.mkdtemp(prefix="pig-pg-"))
+    root.chmod(0o755)  # the server's user must reach its folder inside
+    srv = PostgresServer("127.0.0.1", free_port(), "pig", "pw-" + secrets.token_urlsafe(12))
+    p = Process(
+        "postgres.sh",
+        {"PG_DIR": str(root / "pg"), "PG_PORT": str(srv.port), "PG_USER": srv.user, "PG_PASSWORD": srv.password},
+        root / "postgres.log",
+    )
+    p.start()
+    try:
+        p.wait_ready(lambda: _tcp_ok(srv.host, srv.port), timeout=120)
+        yield srv
+    finally:
+        if p.proc is not None and p.proc.poll() is None:
+            os.killpg(p.proc.pid, signal.SIGINT)  # PostgreSQL's fast shutdown: SIGTERM waits for clients
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.proc.wait(timeout=20)
+        p.stop()
+        subprocess.run(["rm", "-rf", str(root)], check=False)
