@@ -7,6 +7,7 @@ package catalog
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -194,25 +195,33 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 	// Opening creates the catalog tables if needed; a writer holding the
 	// database can make that fail with SQLITE_BUSY before the busy timeout
 	// applies (schema changes and WAL set-up), so opening retries.
-	var c *sqlcat.Catalog
-	for wait := 20 * time.Millisecond; ; wait *= 2 {
-		c, err = sqlcat.NewCatalog(name, db, sqlcat.SQLite, p)
-		if err == nil || !isBusy(err) || wait > 5*time.Second {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			db.Close()
-			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrCancelled, name, ctx.Err())
-		case <-time.After(wait):
-		}
-	}
+	c, err := newSQLCatalog(ctx, name, db, sqlcat.SQLite, p, isBusy, 5*time.Second)
 	if err != nil {
 		db.Close()
+		if errors.Is(err, errs.ErrCancelled) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: opening SQLite catalog %q at %s: %v", errs.ErrIO, name, path, err)
 	}
 	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), commitLock: path + "-commit.lock"}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
+}
+
+// newSQLCatalog opens iceberg-go's sql catalog on db (creating its tables
+// if needed), retrying with growing waits up to about limit while again
+// says the error is one that passes (a busy or racing database).
+func newSQLCatalog(ctx context.Context, name string, db *sql.DB, dialect sqlcat.SupportedDialect, p iceberg.Properties, again func(error) bool, limit time.Duration) (*sqlcat.Catalog, error) {
+	for wait := 20 * time.Millisecond; ; wait *= 2 {
+		c, err := sqlcat.NewCatalog(name, db, dialect, p)
+		if err == nil || !again(err) || wait > limit {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrCancelled, name, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 // sqlConns bounds a SQLite catalog's connections: SQLite runs one writer at

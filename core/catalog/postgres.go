@@ -5,8 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"hash/fnv"
+	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/url"
 	"strings"
 	"time"
@@ -78,21 +79,12 @@ func openPostgres(ctx context.Context, name string, p iceberg.Properties, u *url
 	db.SetConnMaxIdleTime(time.Minute)
 	// Creating the catalog tables races with other processes doing the
 	// same (CREATE TABLE IF NOT EXISTS is not atomic in PostgreSQL): retry.
-	var c *sqlcat.Catalog
-	for wait := 20 * time.Millisecond; ; wait *= 2 {
-		c, err = sqlcat.NewCatalog(name, db, sqlcat.Postgres, p)
-		if err == nil || wait > 2*time.Second {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			db.Close()
-			return nil, fmt.Errorf("%w: opening catalog %q: %v", errs.ErrCancelled, name, ctx.Err())
-		case <-time.After(wait):
-		}
-	}
+	c, err := newSQLCatalog(ctx, name, db, sqlcat.Postgres, p, func(error) bool { return true }, 2*time.Second)
 	if err != nil {
 		db.Close()
+		if errors.Is(err, errs.ErrCancelled) {
+			return nil, err
+		}
 		return nil, red.wrap(fmt.Sprintf("opening PostgreSQL catalog %q", name), errs.ErrIO, err)
 	}
 	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p, numbered: true}, meta: newMetaCache(), advisory: db}

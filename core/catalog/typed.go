@@ -1,8 +1,8 @@
 package catalog
 
 import (
-	"database/sql"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
