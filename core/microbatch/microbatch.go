@@ -137,7 +137,7 @@ func (s *Stream) Latest(ctx context.Context, start *Offset, lim Limits, until *i
 		}
 	}
 	end := &Offset{SnapshotID: cur.SnapshotID, Position: pos, ScanAllFiles: scanAll}
-	if *end == *from {
+	if end.SnapshotID == from.SnapshotID && end.Position == from.Position && end.ScanAllFiles == from.ScanAllFiles {
 		return nil, nil
 	}
 	return end, nil

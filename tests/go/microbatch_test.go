@@ -198,9 +198,13 @@ func TestStreamOffsetDocument(t *testing.T) {
 	if err != nil || end == nil || *end != (request.Offset{SnapshotID: second.SnapshotID, Position: 1}) {
 		t.Fatalf("rest: %+v %v", end, err)
 	}
-	// Nothing new after the head.
+	// Nothing new after the head, with or without Spark's version field.
+	head := map[string]any{"version": 1, "snapshot_id": end.SnapshotID, "position": end.Position, "scan_all_files": false}
 	if _, end, err = streamOffset(t, s, map[string]any{"start": end}); err != nil || end != nil {
 		t.Fatalf("after the head: %+v %v", end, err)
+	}
+	if _, end, err = streamOffset(t, s, map[string]any{"start": head}); err != nil || end != nil {
+		t.Fatalf("after the head, versioned: %+v %v", end, err)
 	}
 	// until_snapshot_id holds the end at that snapshot.
 	if _, end, err = streamOffset(t, s, map[string]any{"until_snapshot_id": first.SnapshotID}); err != nil || end == nil || end.SnapshotID != first.SnapshotID {
