@@ -68,10 +68,7 @@ func postgresURL(uri string, p iceberg.Properties) (*url.URL, bool, error) {
 // so no local lock is taken: writers on other machines arbitrate the same
 // way.
 func openPostgres(ctx context.Context, name string, p iceberg.Properties, u *url.URL, red *redactor) (*Catalog, error) {
-	if pw, ok := u.User.Password(); ok {
-		// The password in the uri is a secret too, wherever it came from.
-		red = newRedactor(map[string]string{"uri-password": pw, "jdbc.password": p["jdbc.password"], "password": p["password"]})
-	}
+	red = postgresRedactor(p, u, red)
 	db, err := sql.Open("pgx", u.String())
 	if err != nil {
 		return nil, red.wrap(fmt.Sprintf("opening PostgreSQL catalog %q", name), errs.ErrIO, err)
@@ -89,6 +86,20 @@ func openPostgres(ctx context.Context, name string, p iceberg.Properties, u *url
 	}
 	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p, numbered: true}, meta: newMetaCache(), advisory: db}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
+}
+
+// postgresRedactor adds the password the driver's URL carries (from the
+// uri or jdbc.password) to the catalog's secrets.
+func postgresRedactor(p iceberg.Properties, u *url.URL, red *redactor) *redactor {
+	pw, ok := u.User.Password()
+	if !ok {
+		return red
+	}
+	all := map[string]string{"uri-password": pw}
+	for k, v := range p {
+		all[k] = v
+	}
+	return newRedactor(all)
 }
 
 // advisoryLock holds PostgreSQL's session advisory lock of key (a 64-bit

@@ -34,3 +34,16 @@ func TestPostgresURLForms(t *testing.T) {
 		t.Fatalf("bad url: %v", err)
 	}
 }
+
+func TestPostgresSecretsJoinTheCatalogs(t *testing.T) {
+	p := iceberg.Properties{"s3.secret-access-key": "s3-secret-value"}
+	u, _, err := postgresURL("postgresql://u:uri-secret-pw@h/db", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red := postgresRedactor(p, u, newRedactor(p))
+	got := red.clean("failed with uri-secret-pw and s3-secret-value")
+	if strings.Contains(got, "uri-secret-pw") || strings.Contains(got, "s3-secret-value") {
+		t.Fatalf("secrets kept: %s", got)
+	}
+}
