@@ -154,17 +154,7 @@ func snapshotsOf(m table.Metadata, cl *request.Changelog) ([]*table.Snapshot, er
 	case cl.StartTimestampMs != nil && cl.EndTimestampMs != nil && *cl.StartTimestampMs >= *cl.EndTimestampMs:
 		return nil, fmt.Errorf("%w: Cannot set start-timestamp to be greater than end-timestamp for changelogs", errs.ErrInvalidArgument)
 	}
-	ancestors := func(from *table.Snapshot) []*table.Snapshot {
-		var out []*table.Snapshot
-		for sn := from; sn != nil; {
-			out = append(out, sn)
-			if sn.ParentSnapshotID == nil {
-				break
-			}
-			sn = m.SnapshotByID(*sn.ParentSnapshotID)
-		}
-		return out
-	}
+	ancestors := func(from *table.Snapshot) []*table.Snapshot { return refs.Ancestors(m, from) }
 	if ts := cl.StartTimestampMs; ts != nil {
 		if head == nil || *ts > head.TimestampMs {
 			return nil, nil
@@ -319,25 +309,14 @@ func (c *changes) addedOnly(sn *table.Snapshot, ordinal int, now map[string]tabl
 	if err != nil {
 		return fmt.Errorf("%w: %v", errs.ErrIO, err)
 	}
-	manifests, err := sn.Manifests(fs)
+	files, err := refs.AddedDataFiles(fs, sn)
 	if err != nil {
-		return fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+		return err
 	}
-	for _, m := range manifests {
-		if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != sn.SnapshotID {
-			continue
-		}
-		for e, err := range m.Entries(fs, true) {
-			if err != nil {
-				return fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
-			}
-			if e.Status() != iceberg.EntryStatusADDED || e.SnapshotID() != sn.SnapshotID {
-				continue
-			}
-			if task, ok := now[e.DataFile().FilePath()]; ok {
-				if err := c.read(task, Insert, ordinal, sn.SnapshotID); err != nil {
-					return err
-				}
+	for _, df := range files {
+		if task, ok := now[df.FilePath()]; ok {
+			if err := c.read(task, Insert, ordinal, sn.SnapshotID); err != nil {
+				return err
 			}
 		}
 	}

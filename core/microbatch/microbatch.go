@@ -29,6 +29,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/refs"
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 )
 
@@ -352,15 +353,7 @@ func (s *Stream) nextValid(cur *table.Snapshot, last int64) (*table.Snapshot, er
 
 // ancestors are main's head and its ancestors, newest first.
 func (s *Stream) ancestors() []*table.Snapshot {
-	var out []*table.Snapshot
-	for sn := s.Meta.CurrentSnapshot(); sn != nil; {
-		out = append(out, sn)
-		if sn.ParentSnapshotID == nil {
-			break
-		}
-		sn = s.Meta.SnapshotByID(*sn.ParentSnapshotID)
-	}
-	return out
+	return refs.Ancestors(s.Meta, s.Meta.CurrentSnapshot())
 }
 
 func (s *Stream) oldestAncestor() *table.Snapshot {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
@@ -470,15 +471,29 @@ func (c *committer) cherrypick(ctx context.Context, t *table.Table, id int64) ([
 	return append(stagedReqs, reqs...), updates, nil
 }
 
-// addedDataFiles lists the data files snapshot sn added.
+// addedDataFiles lists the data files snapshot sn added (at least one:
+// a cherry-pick of nothing is refused).
 func addedDataFiles(ctx context.Context, t *table.Table, sn *table.Snapshot) ([]iceberg.DataFile, error) {
 	fs, err := t.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening the table's files: %v", errs.ErrIO, err)
 	}
+	out, err := AddedDataFiles(fs, sn)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: snapshot %d added no data files to cherry-pick", errs.ErrValidation, sn.SnapshotID)
+	}
+	return out, nil
+}
+
+// AddedDataFiles lists the data files snapshot sn added: the ADDED
+// entries of the data manifests sn wrote, in manifest-list order.
+func AddedDataFiles(fs iceio.IO, sn *table.Snapshot) ([]iceberg.DataFile, error) {
 	manifests, err := sn.Manifests(fs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: reading snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+		return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
 	}
 	var out []iceberg.DataFile
 	for _, mf := range manifests {
@@ -494,10 +509,21 @@ func addedDataFiles(ctx context.Context, t *table.Table, sn *table.Snapshot) ([]
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: snapshot %d added no data files to cherry-pick", errs.ErrValidation, sn.SnapshotID)
-	}
 	return out, nil
+}
+
+// Ancestors are snapshot from and its ancestors still in m, newest first
+// (none when from is nil).
+func Ancestors(m table.Metadata, from *table.Snapshot) []*table.Snapshot {
+	var out []*table.Snapshot
+	for sn := from; sn != nil; {
+		out = append(out, sn)
+		if sn.ParentSnapshotID == nil {
+			break
+		}
+		sn = m.SnapshotByID(*sn.ParentSnapshotID)
+	}
+	return out
 }
 
 // committer runs one ref operation: its commits go to main (cherry-pick,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
@@ -43,24 +42,12 @@ func appendedFiles(ctx context.Context, t *table.Table, end *table.Snapshot, req
 	}
 	var tasks []table.FileScanTask
 	for _, sn := range snaps {
-		manifests, err := sn.Manifests(fs)
+		files, err := refs.AddedDataFiles(fs, sn)
 		if err != nil {
-			return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
+			return nil, err
 		}
-		for _, m := range manifests {
-			if m.ManifestContent() != iceberg.ManifestContentData || m.SnapshotID() != sn.SnapshotID {
-				continue
-			}
-			for e, err := range m.Entries(fs, true) {
-				if err != nil {
-					return nil, fmt.Errorf("%w: reading manifest %s: %v", errs.ErrIO, m.FilePath(), err)
-				}
-				if e.Status() != iceberg.EntryStatusADDED || e.SnapshotID() != sn.SnapshotID {
-					continue
-				}
-				df := e.DataFile()
-				tasks = append(tasks, table.FileScanTask{File: df, Start: 0, Length: df.FileSizeBytes()})
-			}
+		for _, df := range files {
+			tasks = append(tasks, table.FileScanTask{File: df, Start: 0, Length: df.FileSizeBytes()})
 		}
 	}
 	return tasks, nil
