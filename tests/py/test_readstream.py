@@ -248,7 +248,12 @@ def test_stream_between_tables_survives_sigkill(catalog_dir: CatalogDir, pyicebe
         proc = subprocess.Popen([sys.executable, str(worker), str(catalog_dir.root)], env=env, cwd=str(REPO))
         try:
             if kills < 8:
-                time.sleep(rng.uniform(0.5, 3.0))  # when to kill; the outcome is asserted, not the timing
+                # Kill once dst has gained 1-3 more batches (progress, not a clock, picks the moment),
+                # then after a random few milliseconds, so kills land inside commits too.
+                target = len(ig.table("local.db.dst").snapshots()) + rng.randint(1, 3)
+                while proc.poll() is None and len(ig.table("local.db.dst").snapshots()) < target:
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0.0, 0.03))
                 if proc.poll() is None:
                     os.kill(proc.pid, signal.SIGKILL)
                     kills += 1

@@ -220,7 +220,7 @@ def test_missing_prerequisites_are_named(tmp_path: Path, monkeypatch: pytest.Mon
     assert any("Java" in p for p in problems)
     for name in sparkutil.pinned_jars():
         assert any(str(tmp_path / name) in p for p in problems)
-    assert {n.split("-")[0] for n in sparkutil.pinned_jars()} == {"iceberg", "sqlite"}
+    assert {"iceberg", "sqlite"} <= {n.split("-")[0] for n in sparkutil.pinned_jars()}
 
 
 def wide_values(n: int) -> pa.Table:
