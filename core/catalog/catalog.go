@@ -77,8 +77,12 @@ func (c *Catalog) CommitSerializer(ident table.Identifier) func(ctx context.Cont
 	key := c.Name + "\x00" + strings.Join(ident, "\x00")
 	switch {
 	case tc.advisory != nil:
+		lock := advisoryLock
+		if isMySQL(tc.advisory) {
+			lock = mysqlLock
+		}
 		return func(ctx context.Context) (func(), error) {
-			return advisoryLock(ctx, tc.advisory, key)
+			return lock(ctx, tc.advisory, key)
 		}
 	case tc.commitLock != "":
 		return func(ctx context.Context) (func(), error) {
@@ -141,7 +145,7 @@ func inferType(uri string) string {
 	switch {
 	case strings.HasPrefix(uri, "http://"), strings.HasPrefix(uri, "https://"):
 		return "rest"
-	case strings.HasPrefix(uri, "sqlite"), strings.HasPrefix(uri, "postgres"), strings.HasPrefix(uri, "jdbc:"):
+	case strings.HasPrefix(uri, "sqlite"), strings.HasPrefix(uri, "postgres"), strings.HasPrefix(uri, "jdbc:"), isMySQLURI(uri):
 		return "sql"
 	case strings.HasPrefix(uri, "thrift://"):
 		return "hive"
@@ -159,9 +163,15 @@ func openSQL(ctx context.Context, name string, p iceberg.Properties, red *redact
 		}
 		return openPostgres(ctx, name, p, u, red)
 	}
+	if m, ok, err := mysqlConfig(uri, p); ok || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("catalog %q: %w", name, err)
+		}
+		return openMySQL(ctx, name, p, m, red)
+	}
 	path, ok := sqlitePath(uri)
 	if !ok {
-		return nil, fmt.Errorf("%w: catalog %q: type sql takes sqlite:////path/catalog.db or a PostgreSQL uri (postgresql://user@host:port/db, jdbc:postgresql://...), got %q", errs.ErrNotSupported, name, red.clean(uri))
+		return nil, fmt.Errorf("%w: catalog %q: type sql takes sqlite:////path/catalog.db, a PostgreSQL uri (postgresql://user@host:port/db, jdbc:postgresql://...) or a MySQL/MariaDB uri (mysql+pymysql://user@host:port/db, jdbc:mysql://..., jdbc:mariadb://...), got %q", errs.ErrNotSupported, name, red.clean(uri))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("%w: catalog %q: %v", errs.ErrIO, name, err)

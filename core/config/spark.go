@@ -166,7 +166,8 @@ func sparkCatalog(name, class string, in map[string]string) (map[string]string, 
 }
 
 // jdbcURI is the SQL catalog URI of a JDBC URL: jdbc:sqlite:<path> (a
-// file path or file: URL), or jdbc:postgresql://... as it is. Other
+// file path or file: URL), or jdbc:postgresql://..., jdbc:mysql://... and
+// jdbc:mariadb://... as they are. Other
 // databases are refused by name.
 func jdbcURI(u string) (string, error) {
 	u = strings.TrimSpace(u)
@@ -174,13 +175,13 @@ func jdbcURI(u string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: %q is not a JDBC URL (jdbc:sqlite:/path/catalog.db)", errs.ErrInvalidArgument, u)
 	}
-	if strings.HasPrefix(rest, "postgresql:") {
-		// The catalog opens Spark's JDBC URL itself (core/catalog, postgres.go).
+	if strings.HasPrefix(rest, "postgresql:") || strings.HasPrefix(rest, "mysql:") || strings.HasPrefix(rest, "mariadb:") {
+		// The catalog opens Spark's JDBC URL itself (core/catalog, postgres.go, mysql.go).
 		return u, nil
 	}
 	if !strings.HasPrefix(rest, "sqlite:") {
 		db, _, _ := strings.Cut(rest, ":")
-		return "", fmt.Errorf("%w: a JDBC catalog on %s: this library's SQL catalog runs on SQLite and PostgreSQL (jdbc:sqlite:/path/catalog.db, jdbc:postgresql://host:port/db)", errs.ErrNotSupported, db)
+		return "", fmt.Errorf("%w: a JDBC catalog on %s: this library's SQL catalog runs on SQLite, PostgreSQL and MySQL/MariaDB (jdbc:sqlite:/path/catalog.db, jdbc:postgresql://host:port/db, jdbc:mysql://host:port/db)", errs.ErrNotSupported, db)
 	}
 	path := u[len("jdbc:sqlite:"):]
 	path, _, _ = strings.Cut(path, "?")

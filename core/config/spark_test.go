@@ -129,7 +129,7 @@ func TestSparkSettingsWeCannotServeAreRefusedByName(t *testing.T) {
 		{block("spark.sql.catalog.c.type", "rest", "spark.sql.catalog.c.io-impl", "org.apache.iceberg.gcp.gcs.GCSFileIO"), errs.ErrNotSupported, "io-impl"},
 		{block("spark.sql.catalog.c.type", "rest", "spark.sql.catalog.c.cache-enabled", "maybe"), errs.ErrInvalidArgument, "cache-enabled"},
 		{block("spark.sql.catalog.c.type", "rest", "spark.sql.catalog.c.cache.expiration-interval-ms", "soon"), errs.ErrInvalidArgument, "expiration-interval-ms"},
-		{block("spark.sql.catalog.c.type", "jdbc", "spark.sql.catalog.c.uri", "jdbc:mysql://db/iceberg"), errs.ErrNotSupported, "mysql"},
+		{block("spark.sql.catalog.c.type", "jdbc", "spark.sql.catalog.c.uri", "jdbc:sqlserver://db;databaseName=iceberg"), errs.ErrNotSupported, "sqlserver"},
 		{block("spark.sql.catalog.c.type", "jdbc", "spark.sql.catalog.c.uri", "jdbc:sqlite::memory:"), errs.ErrInvalidArgument, "database file"},
 		{block("spark.sql.catalog.c.type", "jdbc", "spark.sql.catalog.c.uri", "sqlite:///x.db"), errs.ErrInvalidArgument, "not a JDBC URL"},
 		{map[string]string{"spark.sql.catalog.c.type": "rest"}, errs.ErrInvalidArgument, "declared by its class"},
