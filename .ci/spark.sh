@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up Apache Spark 4.1 with Iceberg for the Python interop tests, idempotently:
 # pyspark (pinned in requirements-spark.txt) into .venv, and the Iceberg Spark
-# runtime, SQLite and PostgreSQL JDBC jars from Maven Central into a cache folder outside the
+# runtime, SQLite, PostgreSQL and MariaDB JDBC jars from Maven Central into a cache folder outside the
 # repository, each checked against the sha256 written below. Prints the jar folder.
 # Needs .venv (made by .ci/setup.sh) and Java 17+. Fast when everything is cached.
 set -euo pipefail
@@ -12,6 +12,7 @@ JARS=(
   "org/apache/iceberg/iceberg-spark-runtime-4.1_2.13/1.12.0/iceberg-spark-runtime-4.1_2.13-1.12.0.jar 3123c3798af642dd537230923548e013ef41cc28b6626e5225808cf5670a0f82"
   "org/xerial/sqlite-jdbc/3.54.1.0/sqlite-jdbc-3.54.1.0.jar f8dce420a6016278497f4f0560f65602b9db858de141b541cf91a4644ebe4639"
   "org/postgresql/postgresql/42.7.14/postgresql-42.7.14.jar 73914527305a40cce504b0d3d90b23caf565136912d607ae8ae7c5895512332c"
+  "org/mariadb/jdbc/mariadb-java-client/3.5.11/mariadb-java-client-3.5.11.jar 42604178b9e57ec08ee0035079961516f086e455d0141f0b22c6eff29fb2fff4"
 )
 MAVEN=https://repo1.maven.org/maven2
 jar_dir=${XDG_CACHE_HOME:-$HOME/.cache}/pyiceberg-go/jars

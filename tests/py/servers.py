@@ -551,3 +551,46 @@ def postgres_server() -> Iterator[PostgresServer]:
                 p.proc.wait(timeout=20)
         p.stop()
         subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+@dataclass
+class MySQLServer:
+    """A MariaDB server (Debian's MySQL) with database ``iceberg`` and a user with a password on it."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+    def uri(self, scheme: str = "mysql+pymysql", password: str | None = None) -> str:
+        pw = self.password if password is None else password
+        return f"{scheme}://{self.user}:{urllib.parse.quote(pw, safe='')}@{self.host}:{self.port}/iceberg"
+
+    def jdbc(self, scheme: str = "mariadb") -> str:
+        return f"jdbc:{scheme}://{self.host}:{self.port}/iceberg"
+
+
+@pytest.fixture(scope="session")
+def mysql_server() -> Iterator[MySQLServer]:
+    """MariaDB 10.11 (Debian's package, installed by ``.ci/mysql.sh`` if missing) on a free port.
+
+    Its folder is outside pytest's (which only root may enter): as root the server runs as the
+    package's ``mysql`` user."""
+    import tempfile
+
+    _setup("mysql.sh")
+    root = Path(tempfile.mkdtemp(prefix="pig-my-"))
+    root.chmod(0o755)  # the server's user must reach its folder inside
+    srv = MySQLServer("127.0.0.1", free_port(), "pig", "pw-" + secrets.token_urlsafe(12))
+    p = Process(
+        "mysql.sh",
+        {"MY_DIR": str(root / "my"), "MY_PORT": str(srv.port), "MY_USER": srv.user, "MY_PASSWORD": srv.password},
+        root / "mysql.log",
+    )
+    p.start()
+    try:
+        p.wait_ready(lambda: _tcp_ok(srv.host, srv.port), timeout=120)
+        yield srv
+    finally:
+        p.stop()  # SIGTERM: MariaDB's normal shutdown
+        subprocess.run(["rm", "-rf", str(root)], check=False)

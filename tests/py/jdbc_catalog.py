@@ -1,0 +1,112 @@
+"""The checks the JDBC catalog tests run on every server database (PostgreSQL, MySQL): each test
+file brings its server, its catalog properties and how PyIceberg's SqlCatalog opens it."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from test_concurrency import check_table, run_appenders, seed_schema
+
+import pyiceberg_go as ig
+
+
+def rows(ids: list[int], tag: str = "a") -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "v": pa.array([f"{tag}{i}" for i in ids], pa.string()),
+            "p": pa.array([i % 3 for i in ids], pa.int32()),
+        }
+    )
+
+
+def ids_of(t: Any) -> list[int]:
+    return sorted(t.scan().to_arrow().column("id").to_pylist())
+
+
+@dataclass
+class JdbcCat:
+    """Catalog ``name`` with ``props`` (configured by ``configure``), and a namespace of the
+    test's own."""
+
+    name: str
+    props: dict[str, str]
+    ns: str = field(default_factory=lambda: "t" + secrets.token_hex(4))
+
+    def configure(self) -> JdbcCat:
+        ig.configure(catalogs={self.name: self.props})
+        return self
+
+
+def every_write_read_back(cat: JdbcCat, pyiceberg: Any) -> None:
+    """Every write operation through catalog ``cat``, read back by PyIceberg's SqlCatalog
+    (``pyiceberg``, of the same name) on the same database; then PyIceberg's append read back by us."""
+    name = f"{cat.name}.{cat.ns}.t"
+    ig.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
+    ig.writeTo(rows([6, 7]), name).append()
+    ig.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
+    ig.table(name).delete("id = 1")
+    src = rows([2, 10], "m")
+    ig.mergeInto(src, name, "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    ig.table(name).create_branch("b")
+    ig.writeTo(rows([100]), f"{name}.branch_b").append()
+    want = [2, 4, 5, 7, 9, 10]
+    assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == want
+    t = pyiceberg.load_table(f"{cat.ns}.t")
+    assert ids_of(t) == want
+    branch = t.scan(snapshot_id=t.snapshot_by_name("b").snapshot_id).to_arrow().column("id").to_pylist()
+    assert sorted(branch) == sorted([*want, 100])
+    ops = [s.summary.operation.value for s in t.snapshots()]
+    # create, append, overwritePartitions, the delete and the merge (copy-on-write rewrites), the branch's append
+    assert ops == ["append", "append", "overwrite", "overwrite", "overwrite", "append"]
+    # PyIceberg's writes come back to us, through the same catalog rows.
+    t.append(rows([500]))
+    assert 500 in ig.table(name).to_arrow().column("id").to_pylist()
+    assert f"{cat.ns}.t" in [".".join(i) for i in pyiceberg.list_tables(cat.ns)]
+
+
+def appends_all_land(cat: JdbcCat, tmp_path: Path, pyiceberg: Callable[[str], Any]) -> None:
+    """The trust issue's test: 8 processes x 50 appends through catalog "local" with cat's
+    properties, default settings, none lost; ``pyiceberg(name)`` opens the SqlCatalog ``name``."""
+    props = cat.props
+    ig.configure(catalogs={"local": props})
+    ig.writeTo(seed_schema(), f"local.{cat.ns}.c").create()
+    results = run_appenders(props, f"local.{cat.ns}.c", tmp_path)
+    failed = [r for r in results if "error" in r]
+    assert not failed, f"{len(failed)} of {len(results)} appends failed, first: {failed[0]}"
+    check_table(pyiceberg("local").load_table(f"{cat.ns}.c"), results)
+
+
+def wrong_password_refused(cat: JdbcCat, bad_uris: list[str], wrong: str, secrets_: list[str], says: str) -> None:
+    """A catalog opened with each of bad_uris (password ``wrong``) refuses an append with a typed
+    error saying ``says`` and naming no secret; nothing is committed."""
+    name = f"{cat.name}.{cat.ns}.w"
+    ig.writeTo(rows([1]), name).create()
+    for uri in bad_uris:
+        ig.configure(catalogs={"bad": {"type": "sql", "uri": uri, "warehouse": cat.props["warehouse"]}})
+        with pytest.raises(ig.IcebergIOError) as e:
+            ig.writeTo(rows([2]), f"bad.{cat.ns}.w").append()
+        assert says in str(e.value)
+        for secret in [wrong, *secrets_]:
+            assert secret not in str(e.value)
+    cat.configure()
+    assert ig.table(name).to_arrow().num_rows == 1  # nothing was committed
+
+
+def spark_shares_the_tables(spark: Any, conf: dict[str, str], name: str) -> None:
+    """Spark's settings verbatim (spark_conf) open the catalog; Spark's JdbcCatalog with the same
+    settings reads what we wrote (table ``name``) and writes what we read."""
+    s = ig.Session(spark_conf=conf)
+    s.writeTo(rows([1, 2, 3]), name).create()
+    for k, v in conf.items():
+        spark.conf.set(k, v)
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 3]
+    spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
+    spark.sql(f"DELETE FROM {name} WHERE id = 2")
+    assert sorted(s.table(name).to_arrow().column("id").to_pylist()) == [1, 3, 4]
