@@ -526,7 +526,7 @@ class Table:
         order_date DESC"``, default the table's sort order; ``"zorder(a, b)"`` for z-order).
         ``where`` (a Spark SQL filter or a :class:`Column`) limits the files considered; ``options`` are the procedure's
         (``target-file-size-bytes``, ``min-input-files``, ``rewrite-all``, ...). Files of
-        older partition specs are rewritten into the current one and delete files are applied.
+        older partition specs are rewritten into the current one (or ``output-spec-id``'s) and delete files are applied.
         A concurrent append is kept; a concurrent delete of a rewritten file's rows raises
         :class:`CommitConflictError` and commits nothing.
 

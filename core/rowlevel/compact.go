@@ -73,11 +73,9 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if err != nil {
 		return nil, err
 	}
-	if opts.outputSpecID != nil && *opts.outputSpecID != p.Spec.ID() {
-		if t.Metadata().PartitionSpecByID(*opts.outputSpecID) == nil {
-			return nil, fmt.Errorf("%w: Cannot use output spec id %d because the table does not contain a reference to this spec-id", errs.ErrInvalidArgument, *opts.outputSpecID)
-		}
-		return nil, fmt.Errorf("%w: output-spec-id %d: files are rewritten into the current spec %d only", errs.ErrNotSupported, *opts.outputSpecID, p.Spec.ID())
+	outSpec, err := outputSpec(t.Metadata(), p, opts.outputSpecID)
+	if err != nil {
+		return nil, err
 	}
 	c := &compaction{w: w, opts: opts}
 	if strings.TrimSpace(rw.Where) != "" {
@@ -94,7 +92,7 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if err != nil {
 		return nil, err
 	}
-	if c.p, err = w.RewritePlan(p, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, sorter, tableOrder); err != nil {
+	if c.p, err = w.RewritePlan(p, outSpec, map[string]string{parquet.PropTargetFileSize: strconv.FormatInt(opts.writeMaxFileSize(), 10)}, sorter, tableOrder); err != nil {
 		return nil, err
 	}
 	if c.start, err = w.StartSnapshot(t, p); err != nil {
@@ -154,6 +152,26 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 		return nil, fmt.Errorf("%d rewrite commits failed, more than %s=%d; the last error: %w", failedCommits, optPartialFailed, opts.maxFailedCommits, lastErr)
 	}
 	return c.finish(ctx, res)
+}
+
+// outputSpec is the partition spec the rewritten files are written with:
+// the table's current one, or output-spec-id's (any of the table's specs,
+// as Java's planner checks; its source columns must still be in the
+// schema). Files are still planned by the current spec, as in Java.
+func outputSpec(m table.Metadata, p *write.Plan, id *int) (iceberg.PartitionSpec, error) {
+	if id == nil || *id == p.Spec.ID() {
+		return p.Spec, nil
+	}
+	spec := m.PartitionSpecByID(*id)
+	if spec == nil {
+		return iceberg.PartitionSpec{}, fmt.Errorf("%w: Cannot use output spec id %d because the table does not contain a reference to this spec-id", errs.ErrInvalidArgument, *id)
+	}
+	for _, f := range spec.Fields() {
+		if _, ok := p.Schema.FindFieldByID(f.SourceID()); !ok {
+			return iceberg.PartitionSpec{}, fmt.Errorf("%w: output spec id %d partitions by field %d (%s), which the current schema no longer has", errs.ErrInvalidArgument, *id, f.SourceID(), f.Name)
+		}
+	}
+	return *spec, nil
 }
 
 // finish runs what follows the rewrite commits: with remove-dangling-deletes,
@@ -246,7 +264,7 @@ func (c *compaction) plan(ctx context.Context, t *table.Table) ([]*fileGroup, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, c.w.ID, err)
 	}
-	cur := c.p.Spec
+	cur := meta.PartitionSpec() // planned by the current spec, whatever output-spec-id says (as Java)
 	byPartition := map[string][]table.FileScanTask{}
 	seen := map[string]bool{}
 	for _, task := range tasks {

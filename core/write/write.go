@@ -941,12 +941,13 @@ func (p *Plan) EvolveFor(src *iceberg.Schema, meta table.Metadata) error {
 }
 
 // RewritePlan is p for rewriting rows already in the table (compaction):
-// props are laid over its effective properties (a target file size), and
-// its files are sorted by sorter (nil: not sorted); tableOrder says whether
-// sorter's order is one of the table's sort orders (else the files record
-// sort order 0).
-func (w *Writer) RewritePlan(p *Plan, props map[string]string, sorter *layout.Sorter, tableOrder bool) (*Plan, error) {
-	np := &Plan{Schema: p.Schema, Spec: p.Spec, Location: p.Location, Props: p.Props, Eff: p.Eff, foreignOrder: !tableOrder, sorter: sorter}
+// its files are partitioned by spec (one of the table's), props are laid
+// over its effective properties (a target file size), and its files are
+// sorted by sorter (nil: not sorted); tableOrder says whether sorter's
+// order is one of the table's sort orders (else the files record sort
+// order 0).
+func (w *Writer) RewritePlan(p *Plan, spec iceberg.PartitionSpec, props map[string]string, sorter *layout.Sorter, tableOrder bool) (*Plan, error) {
+	np := &Plan{Schema: p.Schema, Spec: spec, Location: p.Location, Props: p.Props, Eff: p.Eff, foreignOrder: !tableOrder, sorter: sorter}
 	np.Eff.Props = maps.Clone(p.Eff.Props)
 	maps.Copy(np.Eff.Props, props)
 	var err error

@@ -149,6 +149,42 @@ def test_binpack_matches_spark(spark: Any, spark_catalog: str, pyiceberg_catalog
     assert spark_rewrite(spark, spark_catalog, "db.a")["rewritten_data_files_count"] == 0
 
 
+def test_output_spec_id_matches_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:
+    """output-spec-id: the files are planned by the current spec and written in the one asked for."""
+    history("db.a", pyiceberg_catalog, seed=3)
+    history("db.b", pyiceberg_catalog, seed=3)
+    before = rows_of(pyiceberg_catalog, "db.b")
+    old = min(pyiceberg_catalog.load_table("db.b").specs())
+    assert old != pyiceberg_catalog.load_table("db.b").metadata.default_spec_id
+
+    opts = {"output-spec-id": str(old), "rewrite-all": "true"}
+    spark_opts = ", ".join(f"'{k}', '{v}'" for k, v in opts.items())
+    theirs = spark_rewrite(spark, spark_catalog, "db.a", f", options => map({spark_opts})")
+    ours = ig.table("db.b").rewrite_data_files(options=opts)
+
+    for name in ("db.a", "db.b"):
+        assert_same_rows(rows_of(pyiceberg_catalog, name), before)
+    assert_same_rows(duckdb_scan(pyiceberg_catalog.load_table("db.b").metadata_location), before)
+    n_a, specs_a = files_summary(pyiceberg_catalog, "db.a")
+    n_b, specs_b = files_summary(pyiceberg_catalog, "db.b")
+    assert specs_a == specs_b == {old}
+    assert abs(n_a - n_b) <= 1, (n_a, n_b)
+    # Each file holds one value of the old spec's partition column, and its path says which.
+    for f in data_files(pyiceberg_catalog, "db.b"):
+        assert len(f.partition) == 1
+        rows = pq.read_table(f.file_path.removeprefix("file://"), columns=["part"]).column("part").unique().to_pylist()
+        assert rows == [f.partition[0]], (f.file_path, rows)
+    mine = ours.counts()
+    assert mine["rewritten_data_files_count"] == theirs["rewritten_data_files_count"]
+    assert abs(mine["added_data_files_count"] - theirs["added_data_files_count"]) <= 1
+
+    # A spec id the table does not have: Java's message, nothing committed.
+    head = pyiceberg_catalog.load_table("db.b").current_snapshot().snapshot_id
+    with pytest.raises(ig.InvalidArgumentError, match="does not contain a reference to this spec-id"):
+        ig.table("db.b").rewrite_data_files(options={"output-spec-id": "7"})
+    assert pyiceberg_catalog.load_table("db.b").current_snapshot().snapshot_id == head
+
+
 def spark_history(spark: Any, catalog: str, name: str) -> None:
     """A twin history written by Spark with partition-scoped position deletes
     (write.delete.granularity=partition): they outlive the rewrite of their data files."""
