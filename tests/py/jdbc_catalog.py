@@ -11,9 +11,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from test_concurrency import check_table, run_appenders, seed_schema
 
 import pyiceberg_go as ig
+
+from test_concurrency import check_table, run_appenders, seed_schema
 
 
 def rows(ids: list[int], tag: str = "a") -> pa.Table:

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import pyiceberg_go as ig
+
 from jdbc_catalog import (
     JdbcCat,
     appends_all_land,
@@ -27,9 +30,6 @@ from jdbc_catalog import (
     spark_shares_the_tables,
     wrong_password_refused,
 )
-
-import pyiceberg_go as ig
-
 from servers import MySQLServer, mysql_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from jdbc_catalog import (
     JdbcCat,
     appends_all_land,
@@ -21,7 +22,6 @@ from jdbc_catalog import (
     spark_shares_the_tables,
     wrong_password_refused,
 )
-
 from servers import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 
