@@ -216,7 +216,7 @@ func openMySQL(ctx context.Context, name string, p iceberg.Properties, m *mysqlU
 		}
 		return nil, red.wrap(what, errs.ErrIO, err)
 	}
-	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), advisory: db}
+	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p}, meta: newMetaCache(), advisory: db, lostAnswer: lostSQLAnswer}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
 }
 

@@ -84,7 +84,7 @@ func openPostgres(ctx context.Context, name string, p iceberg.Properties, u *url
 		}
 		return nil, red.wrap(fmt.Sprintf("opening PostgreSQL catalog %q", name), errs.ErrIO, err)
 	}
-	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p, numbered: true}, meta: newMetaCache(), advisory: db}
+	tc := &typedCatalog{Catalog: c, red: red, props: p, head: &sqlHead{db: db, catalog: name, props: p, numbered: true}, meta: newMetaCache(), advisory: db, lostAnswer: lostSQLAnswer}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: db.Close}, nil
 }
 

@@ -3,7 +3,9 @@ file brings its server, its catalog properties and how PyIceberg's SqlCatalog op
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,8 @@ import pytest
 
 import pyiceberg_go as ig
 
+from conftest import HANG_S, hooks_library, use_library
+from netfault import CuttingProxy
 from test_concurrency import check_table, run_appenders, seed_schema
 
 
@@ -111,3 +115,105 @@ def spark_shares_the_tables(spark: Any, conf: dict[str, str], name: str) -> None
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
     assert sorted(s.table(name).to_arrow().column("id").to_pylist()) == [1, 3, 4]
+
+
+# ---- a commit whose answer is lost, or whose server stops, mid-commit ---------------------
+
+
+def _paused_delete(library: str, cat: str, props: dict[str, str], name: str, signal: str, release: str, out: Any) -> None:
+    """A child: deletes id 1 from ``name`` of catalog ``cat``, paused just before its commit until
+    ``release`` exists."""
+    use_library(library)
+    ig.configure(
+        catalogs={cat: props},
+        conf={"test.hooks": "true", "test.commit-delay-signal": signal, "test.commit-delay-release": release},
+    )
+    try:
+        ig.table(f"{cat}.{name}").delete("id = 1")
+        out.put({"ok": True})
+    except ig.IcebergGoError as e:
+        out.put({"ok": False, "type": type(e).__name__, "message": str(e)})
+
+
+def data_files_on_disk(warehouse: str) -> set[str]:
+    root = Path(warehouse.removeprefix("file://"))
+    return {f"file://{p}" for p in root.rglob("*.parquet")}
+
+
+def reachable_data_files(t: Any) -> set[str]:
+    """Every data and delete file any snapshot of PyIceberg's table ``t`` refers to."""
+    out: set[str] = set()
+    for s in t.snapshots():
+        for task in t.scan(snapshot_id=s.snapshot_id).plan_files():
+            out.add(task.file.file_path)
+            out.update(d.file_path for d in task.delete_files)
+    return out
+
+
+def commit_survives_cut(
+    cat: str, props: dict[str, str], proxy: CuttingProxy, pyiceberg: Any, ns: str, tmp_path: Path, stage: str
+) -> dict[str, Any]:
+    """Catalog ``cat`` with ``props`` reaches the server through ``proxy``. A child process deletes a row and
+    pauses before its commit; then, by ``stage``:
+
+    - ``"before"``: the server stops (the proxy goes down) before the commit starts;
+    - ``"answer-lost"``: the server commits but its answer to COMMIT never arrives, and the
+      server stays reachable;
+    - ``"answer-lost-down"``: the same, and the server then stops until the child has answered.
+
+    Whatever the child reports must be true afterwards (read by PyIceberg, straight to the
+    server): success means the row is gone; a failure that is not CommitStateUnknownError means
+    nothing was committed and the child's files are gone; every file any snapshot refers to
+    exists (the table reads). Returns the child's report."""
+    ig.configure(catalogs={cat: props})
+    name = f"{ns}.cut"
+    ig.writeTo(rows([0, 1, 2, 3]), f"{cat}.{name}").create()
+    ig.writeTo(rows([4, 5]), f"{cat}.{name}").append()
+    before = set(data_files_on_disk(props["warehouse"]))
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    signal, release = tmp_path / f"waiting-{stage}", tmp_path / f"release-{stage}"
+    p = ctx.Process(target=_paused_delete, args=(hooks_library(), cat, props, name, str(signal), str(release), out))
+    p.start()
+    deadline = time.monotonic() + HANG_S
+    while not signal.exists():
+        assert p.is_alive(), "the delete ended before its commit pause"
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    if stage == "before":
+        proxy.down()
+    else:
+        # The COMMIT (as its own word: not "autocommit") of the transaction that moves the
+        # table's metadata location.
+        proxy.cut_at(
+            rb"(?i)(?<![a-z_])commit(?![a-z_])",
+            after=rb"(?i)update\s+[\"`]?iceberg_tables",
+            stay_down=stage == "answer-lost-down",
+        )
+    release.touch()
+    if stage == "answer-lost-down":
+        # The server comes back only after the child has answered (it must not wait for it).
+        res: dict[str, Any] = out.get(timeout=HANG_S)
+        assert proxy.cut.is_set(), res
+        proxy.up()
+    else:
+        res = out.get(timeout=HANG_S)
+    p.join(timeout=HANG_S)
+    proxy.up()
+    t = pyiceberg.load_table(name)
+    ids = ids_of(t)  # every live file is there
+    reached = reachable_data_files(t)
+    assert reached <= data_files_on_disk(props["warehouse"]), "a snapshot refers to a deleted file"
+    # The outcome each stage must give: a known failure before the commit; a lost answer
+    # settled by reading the table again when the server is there; unknown when it is not.
+    want = {"before": "IcebergIOError", "answer-lost": None, "answer-lost-down": "CommitStateUnknownError"}[stage]
+    assert (None if res["ok"] else res["type"]) == want, res
+    if res["ok"]:
+        assert ids == [0, 2, 3, 4, 5], res
+    elif res["type"] != "CommitStateUnknownError":
+        assert ids == [0, 1, 2, 3, 4, 5], res
+        # Nothing of the failed delete is left behind.
+        assert data_files_on_disk(props["warehouse"]) == before, res
+    else:
+        assert ids in ([0, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]), res
+    return res

@@ -10,10 +10,12 @@ are jdbc_catalog's, the same as on PostgreSQL, but for the lock's.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +26,14 @@ import pyiceberg_go as ig
 from jdbc_catalog import (
     JdbcCat,
     appends_all_land,
+    commit_survives_cut,
     every_write_read_back,
     ids_of,
     rows,
     spark_shares_the_tables,
     wrong_password_refused,
 )
+from netfault import CuttingProxy, proxied
 from servers import MySQLServer, mysql_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 
@@ -134,3 +138,20 @@ def test_spark_jdbc_catalog_shares_the_tables(
         "spark.sql.catalog.myspark.warehouse": my.props["warehouse"],
     }
     spark_shares_the_tables(spark, conf, f"myspark.{my.ns}.s")
+
+
+@pytest.fixture
+def proxy(mysql_server: MySQLServer) -> Iterator[CuttingProxy]:
+    yield from proxied(mysql_server.host, mysql_server.port)
+
+
+@pytest.mark.parametrize("stage", ["before", "answer-lost", "answer-lost-down"])
+def test_server_lost_mid_commit(
+    mysql_server: MySQLServer, my: JdbcCat, proxy: CuttingProxy, tmp_path: Path, stage: str
+) -> None:
+    """The server stops before a commit, or commits and its answer is lost: whatever the writer
+    reports holds, no snapshot refers to a missing file, a known failure leaves no files."""
+    via = dataclasses.replace(mysql_server, port=proxy.port)
+    props = {"type": "sql", "uri": via.uri(), "warehouse": my.props["warehouse"]}
+    res = commit_survives_cut("my", props, proxy, pyiceberg(mysql_server, my), my.ns, tmp_path, stage)
+    assert res["ok"] or mysql_server.password not in res["message"]

@@ -9,7 +9,9 @@ are jdbc_catalog's, shared with the MySQL tests.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,12 @@ import pytest
 from jdbc_catalog import (
     JdbcCat,
     appends_all_land,
+    commit_survives_cut,
     every_write_read_back,
     spark_shares_the_tables,
     wrong_password_refused,
 )
+from netfault import CuttingProxy, proxied
 from servers import PostgresServer, postgres_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 
@@ -70,3 +74,20 @@ def test_spark_jdbc_catalog_shares_the_tables(
         "spark.sql.catalog.pgspark.warehouse": pg.props["warehouse"],
     }
     spark_shares_the_tables(spark, conf, f"pgspark.{pg.ns}.s")
+
+
+@pytest.fixture
+def proxy(postgres_server: PostgresServer) -> Iterator[CuttingProxy]:
+    yield from proxied(postgres_server.host, postgres_server.port)
+
+
+@pytest.mark.parametrize("stage", ["before", "answer-lost", "answer-lost-down"])
+def test_server_lost_mid_commit(
+    postgres_server: PostgresServer, pg: JdbcCat, proxy: CuttingProxy, tmp_path: Path, stage: str
+) -> None:
+    """The server stops before a commit, or commits and its answer is lost: whatever the writer
+    reports holds, no snapshot refers to a missing file, a known failure leaves no files."""
+    via = dataclasses.replace(postgres_server, port=proxy.port)
+    props = {"type": "sql", "uri": via.uri(), "warehouse": pg.props["warehouse"]}
+    res = commit_survives_cut("pg", props, proxy, pyiceberg(postgres_server, pg), pg.ns, tmp_path, stage)
+    assert res["ok"] or postgres_server.password not in res["message"]
