@@ -37,14 +37,26 @@ type typedCatalog struct {
 	// server did (commitcheck.go): the commit is then settled by reading
 	// the table again, or reported as of unknown state.
 	lostAnswer func(err error) bool
+	// classify, when set, gives the errs kind of a failure (nil: none);
+	// commit says whether the failed call was a commit. Without it, storage
+	// errors are errs.ErrIO and others keep no kind.
+	classify func(err error, commit bool) error
 }
 
 func (c *typedCatalog) fail(what string, err error) error {
+	return c.failing(what, false, err)
+}
+
+// failing is fail for a call that commits (commit true) or not.
+func (c *typedCatalog) failing(what string, commit bool, err error) error {
 	if err == nil {
 		return nil
 	}
 	var kind error
-	if isStorageErr(err) {
+	switch {
+	case c.classify != nil:
+		kind = c.classify(err, commit)
+	case isStorageErr(err):
 		kind = errs.ErrIO
 	}
 	return c.red.wrap(what, kind, err)
@@ -105,13 +117,13 @@ func (c *typedCatalog) CommitTable(ctx context.Context, ident table.Identifier, 
 	if err == nil && c.meta != nil {
 		c.meta.put(ident, loc, md)
 	}
-	return md, loc, c.fail(fmt.Sprintf("committing to table %s", strings.Join(ident, ".")), err)
+	return md, loc, c.failing(fmt.Sprintf("committing to table %s", strings.Join(ident, ".")), true, err)
 }
 
 // CreateTable creates ident.
 func (c *typedCatalog) CreateTable(ctx context.Context, ident table.Identifier, sc *iceberg.Schema, opts ...icecat.CreateTableOpt) (*table.Table, error) {
 	t, err := c.Catalog.CreateTable(ctx, ident, sc, opts...)
-	return t, c.fail(fmt.Sprintf("creating table %s", strings.Join(ident, ".")), err)
+	return t, c.failing(fmt.Sprintf("creating table %s", strings.Join(ident, ".")), true, err)
 }
 
 // DropTable drops ident.
