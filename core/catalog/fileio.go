@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,8 @@ import (
 var catalogOnly = map[string]bool{"credential": true, "token": true, "type": true, "uri": true}
 
 // normalizeProps maps PyIceberg's FileIO property names onto iceberg-go's:
-// s3.path-style-access=true is s3.force-virtual-addressing=false.
+// s3.path-style-access=true is s3.force-virtual-addressing=false; the GCS
+// and Azure names are mapped by normalizeGCS and normalizeADLS.
 func normalizeProps(p map[string]string) error {
 	if v, ok := p["s3.path-style-access"]; ok {
 		b, err := strconv.ParseBool(v)
@@ -42,7 +44,83 @@ func normalizeProps(p map[string]string) error {
 			p["s3.force-virtual-addressing"] = strconv.FormatBool(!b)
 		}
 	}
+	normalizeGCS(p)
+	normalizeADLS(p)
 	return nil
+}
+
+// normalizeGCS makes gcs.service.host mean what it means to PyIceberg and
+// Java (a host, "http://127.0.0.1:4443"): iceberg-go hands it to the Go
+// client as the JSON API's base URL, which needs the /storage/v1/ path. A
+// value with a path is taken as that base URL already.
+func normalizeGCS(p map[string]string) {
+	for _, k := range []string{"gcs.service.host", "gcs.endpoint"} {
+		v := p[k]
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			continue
+		}
+		u.Path = "/storage/v1/"
+		p[k] = u.String()
+	}
+}
+
+// normalizeADLS maps PyIceberg's Azure property names onto iceberg-go's
+// (an iceberg-go name already set wins):
+//   - adls.account-name and adls.account-key: the shared key
+//     (adls.auth.shared-key.account.name / .key);
+//   - adls.connection-string: adls.connection-string.<account>, the account
+//     read from the string (AccountName, else the BlobEndpoint's);
+//   - adls.blob-storage-authority and adls.blob-storage-scheme: the Blob
+//     service's domain and protocol (adls.endpoint, adls.protocol); for
+//     127.0.0.1 and localhost the account is the URL's first path segment,
+//     as in PyArrow and Azurite.
+func normalizeADLS(p map[string]string) {
+	setDefault := func(k, v string) {
+		if _, ok := p[k]; !ok && v != "" {
+			p[k] = v
+		}
+	}
+	if name, key := p["adls.account-name"], p["adls.account-key"]; name != "" && key != "" {
+		setDefault("adls.auth.shared-key.account.name", name)
+		setDefault("adls.auth.shared-key.account.key", key)
+	}
+	if cs := p["adls.connection-string"]; cs != "" {
+		if account := connectionStringAccount(cs); account != "" {
+			setDefault("adls.connection-string."+account, cs)
+		}
+	}
+	setDefault("adls.endpoint", p["adls.blob-storage-authority"])
+	setDefault("adls.protocol", p["adls.blob-storage-scheme"])
+}
+
+// connectionStringAccount is the storage account an Azure connection string
+// is for: its AccountName, else the BlobEndpoint's (the host's first label,
+// or for an emulator at 127.0.0.1 / localhost the first path segment).
+func connectionStringAccount(cs string) string {
+	var endpoint string
+	for _, part := range strings.Split(cs, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+		switch strings.ToLower(k) {
+		case "accountname":
+			return v
+		case "blobendpoint":
+			endpoint = v
+		}
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	if h := u.Hostname(); h == "127.0.0.1" || h == "localhost" {
+		seg, _, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+		return seg
+	}
+	label, _, _ := strings.Cut(u.Hostname(), ".")
+	return label
 }
 
 // FileIOProps are the properties a table's FileIO is opened with: the
@@ -67,7 +145,7 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 	fs, err := OpenFS(withS3Retries(ctx, props, location), props, location)
 	if err != nil {
 		if errors.Is(err, icebergio.ErrIOSchemeNotFound) {
-			return nil, fmt.Errorf("%w: storage for %s is not in this build (S3 and local files are; GCS and Azure need the pyiceberg_gcs / pyiceberg_azure build tags)", errs.ErrNotSupported, location)
+			return nil, NotBuiltError(location)
 		}
 		return nil, newRedactor(props).wrap("opening "+location, errs.ErrIO, err)
 	}
@@ -76,6 +154,38 @@ func (c *Catalog) WriteFS(ctx context.Context, tableProps map[string]string, loc
 		return nil, fmt.Errorf("%w: %s is read-only", errs.ErrIO, location)
 	}
 	return &guardedFS{WriteFileIO: wfs, ctx: ctx, red: newRedactor(props)}, nil
+}
+
+// NotBuiltError is the errs.ErrNotSupported error for a location whose
+// storage this library was built without, naming the build option that
+// adds it.
+func NotBuiltError(location string) error {
+	scheme, _, _ := strings.Cut(location, "://")
+	tag := ""
+	switch strings.ToLower(scheme) {
+	case "gs":
+		tag = "pyiceberg_gcs"
+	case "abfs", "abfss", "wasb", "wasbs":
+		tag = "pyiceberg_azure"
+	}
+	if tag == "" {
+		return fmt.Errorf("%w: storage for %s is not in this build (local files and S3 are; GCS and Azure are an optional build)", errs.ErrNotSupported, location)
+	}
+	return fmt.Errorf("%w: storage for %s (%s://) is not in this build: build the library with the %s build tag (PIG_TAGS=\"pyiceberg_gcs pyiceberg_azure\" ./build.sh); the default build has local files and S3 only", errs.ErrNotSupported, location, scheme, tag)
+}
+
+// notBuilt is NotBuiltError for the location of err when err is iceberg-go's
+// "io scheme not registered" (a table whose storage this build lacks); nil
+// for any other error.
+func notBuilt(err error) error {
+	if err == nil || !errors.Is(err, icebergio.ErrIOSchemeNotFound) {
+		return nil
+	}
+	loc := ""
+	if _, rest, ok := strings.Cut(err.Error(), `for path "`); ok {
+		loc, _, _ = strings.Cut(rest, `"`)
+	}
+	return NotBuiltError(loc)
 }
 
 // OpenFS opens the FileIO for location with props. Every FileIO it opens
@@ -115,6 +225,9 @@ func literalFS(fsF func(context.Context) (icebergio.IO, error), location string)
 // loaded it (REST and SQL catalogs of iceberg-go give it their own).
 func (c *Catalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
 	t, err := c.Catalog.LoadTable(ctx, ident)
+	if nb := notBuilt(err); nb != nil {
+		return nil, nb
+	}
 	if err != nil || t == nil {
 		return t, err
 	}

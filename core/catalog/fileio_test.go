@@ -41,6 +41,63 @@ func TestPathStyleOff(t *testing.T) {
 	}
 }
 
+func TestGCSAndADLSPropertyNames(t *testing.T) {
+	p := map[string]string{
+		"gcs.service.host":            "http://127.0.0.1:4443",
+		"gcs.endpoint":                "https://gcs.example/storage/v1/",
+		"adls.account-name":           "acct",
+		"adls.account-key":            "a2V5",
+		"adls.blob-storage-authority": "127.0.0.1:10000",
+		"adls.blob-storage-scheme":    "http",
+		"adls.connection-string":      "DefaultEndpointsProtocol=http;AccountName=other;AccountKey=c2VjcmV0;BlobEndpoint=http://127.0.0.1:10000/other;",
+	}
+	if err := normalizeProps(p); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"gcs.service.host":                  "http://127.0.0.1:4443/storage/v1/",
+		"gcs.endpoint":                      "https://gcs.example/storage/v1/",
+		"adls.auth.shared-key.account.name": "acct",
+		"adls.auth.shared-key.account.key":  "a2V5",
+		"adls.endpoint":                     "127.0.0.1:10000",
+		"adls.protocol":                     "http",
+		"adls.connection-string.other":      p["adls.connection-string"],
+	}
+	for k, v := range want {
+		if p[k] != v {
+			t.Errorf("%s = %q, want %q", k, p[k], v)
+		}
+	}
+	// iceberg-go's own names win.
+	q := map[string]string{"adls.account-name": "a", "adls.account-key": "k", "adls.auth.shared-key.account.name": "b", "adls.endpoint": "x", "adls.blob-storage-authority": "y"}
+	_ = normalizeProps(q)
+	if q["adls.auth.shared-key.account.name"] != "b" || q["adls.endpoint"] != "x" {
+		t.Errorf("%v", q)
+	}
+	for cs, account := range map[string]string{
+		"BlobEndpoint=https://acct2.blob.core.windows.net/;SharedAccessSignature=sv=1&sig=x": "acct2",
+		"BlobEndpoint=http://localhost:10000/devstoreaccount1;SharedAccessSignature=sig":     "devstoreaccount1",
+		"UseDevelopmentStorage=true": "",
+	} {
+		if got := connectionStringAccount(cs); got != account {
+			t.Errorf("connectionStringAccount(%q) = %q, want %q", cs, got, account)
+		}
+	}
+	r := newRedactor(map[string]string{"adls.connection-string.acct": "AccountName=acct;AccountKey=c2VjcmV0a2V5PT0=;BlobEndpoint=x", "adls.sas-token.acct.dfs.core.windows.net": "sv=1&sig=abc"})
+	if got := r.clean("key c2VjcmV0a2V5PT0= sas sv=1&sig=abc"); strings.Contains(got, "c2VjcmV0") || strings.Contains(got, "sig=abc") {
+		t.Errorf("not scrubbed: %s", got)
+	}
+}
+
+func TestNotBuiltErrorNamesTheTag(t *testing.T) {
+	for loc, tag := range map[string]string{"gs://b/wh": "pyiceberg_gcs", "abfss://c@a.dfs.core.windows.net/wh": "pyiceberg_azure", "wasb://c@a.blob.core.windows.net/wh": "pyiceberg_azure"} {
+		err := NotBuiltError(loc)
+		if !errors.Is(err, errs.ErrNotSupported) || !strings.Contains(err.Error(), tag) || !strings.Contains(err.Error(), loc) {
+			t.Errorf("%s: %v", loc, err)
+		}
+	}
+}
+
 func TestWriteFSLocalAndUnknownScheme(t *testing.T) {
 	dir := t.TempDir()
 	c, err := Open(context.Background(), "l", map[string]string{"type": "sql", "uri": "sqlite:///" + filepath.Join(dir, "c.db"), "warehouse": dir})
