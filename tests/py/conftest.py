@@ -32,7 +32,9 @@ HOOKS_LIBRARY = REPO / "build" / "libpyiceberg_go_testhooks.so"
 def hooks_library() -> str:
     """The test-hooks library's path; the test fails when it has not been built."""
     if not HOOKS_LIBRARY.exists():
-        pytest.fail(f"{HOOKS_LIBRARY} is missing: build it with PIG_TAGS=pig_testhooks ./build.sh")
+        pytest.fail(
+            f'{HOOKS_LIBRARY} is missing: build it with PIG_TAGS="pig_testhooks pyiceberg_gcs pyiceberg_azure" ./build.sh'
+        )
     return str(HOOKS_LIBRARY)
 
 
