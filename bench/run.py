@@ -913,6 +913,7 @@ OTHER_SECTIONS = (
     "bench/read.py",
     "bench/metatables.py",
     "bench/streaming.py",
+    "bench/maintenance.py",
 )
 
 
