@@ -117,6 +117,8 @@ func openWaiting(ctx context.Context, name string, props map[string]string, wait
 		return openREST(ctx, name, p, red)
 	case "sql":
 		return openSQL(ctx, name, p, red, wait)
+	case "hive":
+		return openHive(ctx, name, p, red)
 	case "hadoop", "directory":
 		wh := p["warehouse"]
 		if wh == "" {
@@ -137,7 +139,7 @@ func openWaiting(ctx context.Context, name string, props map[string]string, wait
 	case "":
 		return nil, fmt.Errorf("%w: catalog %q has no type and no uri", errs.ErrInvalidArgument, name)
 	default:
-		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, rest, hadoop)", errs.ErrNotSupported, name, typ)
+		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, rest, hadoop, hive)", errs.ErrNotSupported, name, typ)
 	}
 }
 

@@ -119,7 +119,6 @@ func TestSparkSettingsWeCannotServeAreRefusedByName(t *testing.T) {
 		want error
 		says string
 	}{
-		{block("spark.sql.catalog.c.type", "hive", "spark.sql.catalog.c.uri", "thrift://h:9083"), errs.ErrNotSupported, "spark.sql.catalog.c.type = hive"},
 		{block("spark.sql.catalog.c.type", "glue"), errs.ErrNotSupported, "glue"},
 		{block("spark.sql.catalog.c.type", "nessie"), errs.ErrNotSupported, "REST endpoint"},
 		{block("spark.sql.catalog.c.type", "cassandra"), errs.ErrInvalidArgument, "unknown catalog type"},

@@ -9,7 +9,8 @@
   it can also hold table commits until several have arrived, so that concurrent writers
   really commit against the same base (and all but one get the server's 409);
 - ``S3FaultProxy``: an HTTP proxy in front of versitygw that answers chosen PUTs with an
-  S3 error (500 InternalError, 503 SlowDown) and passes everything else through.
+  S3 error (500 InternalError, 503 SlowDown) and passes everything else through;
+- Apache Hive's standalone metastore (Thrift; its tables in PostgreSQL) through ``.ci/hive.sh``.
 
 The scripts install (pinned, cached) on first use; the fixtures here run their ``start``.
 """
@@ -594,3 +595,50 @@ def mysql_server() -> Iterator[MySQLServer]:
     finally:
         p.stop()  # SIGTERM: MariaDB's normal shutdown
         subprocess.run(["rm", "-rf", str(root)], check=False)
+
+
+@dataclass
+class HiveMetastore:
+    """A Hive standalone metastore (Thrift, no SASL) and the local warehouse its databases default to."""
+
+    host: str
+    port: int
+    warehouse: Path
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://{self.host}:{self.port}"
+
+
+@pytest.fixture(scope="session")
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory, postgres_server: PostgresServer) -> Iterator[HiveMetastore]:
+    """Apache Hive's standalone metastore 4.0.0 (``.ci/hive.sh``: pinned jars from Maven Central) on a
+    free port, keeping its tables in a database of its own on the PostgreSQL server: on embedded
+    Derby the metastore's lock calls fail under concurrent committers."""
+    import psycopg2
+
+    _setup("hive.sh")
+    db = "hms_" + secrets.token_hex(4)
+    conn = psycopg2.connect(postgres_server.uri(scheme="postgresql").replace("/iceberg", "/postgres"))
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+    conn.close()
+    root = tmp_path_factory.mktemp("hive")
+    srv = HiveMetastore("127.0.0.1", free_port(), root / "warehouse")
+    env = {
+        "HIVE_DIR": str(root / "hms"),
+        "HIVE_PORT": str(srv.port),
+        "HIVE_WAREHOUSE": str(srv.warehouse),
+        "HIVE_DB_URL": f"jdbc:postgresql://{postgres_server.host}:{postgres_server.port}/{db}",
+        "HIVE_DB_USER": postgres_server.user,
+        "HIVE_DB_PASSWORD": postgres_server.password,
+    }
+    (root / "hms").mkdir()
+    p = Process("hive.sh", env, root / "hive.log")
+    p.start()
+    try:
+        p.wait_ready(lambda: _tcp_ok(srv.host, srv.port), timeout=180)
+        yield srv
+    finally:
+        p.stop()
