@@ -117,6 +117,8 @@ func openWaiting(ctx context.Context, name string, props map[string]string, wait
 		return openREST(ctx, name, p, red)
 	case "sql":
 		return openSQL(ctx, name, p, red, wait)
+	case "glue":
+		return openGlue(ctx, name, p, red)
 	case "hive":
 		return openHive(ctx, name, p, red)
 	case "hadoop", "directory":
@@ -139,7 +141,7 @@ func openWaiting(ctx context.Context, name string, props map[string]string, wait
 	case "":
 		return nil, fmt.Errorf("%w: catalog %q has no type and no uri", errs.ErrInvalidArgument, name)
 	default:
-		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, rest, hadoop, hive)", errs.ErrNotSupported, name, typ)
+		return nil, fmt.Errorf("%w: catalog %q: type %q is not supported yet (supported: sql, rest, hadoop, glue, hive)", errs.ErrNotSupported, name, typ)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 var secretKeys = map[string]bool{
 	"credential": true, "token": true, "s3.access-key-id": true, "s3.session-token": true,
 	"header.authorization": true, "uri-password": true,
+	"glue.access-key-id": true, "client.access-key-id": true,
 }
 
 var secretSuffixes = []string{"secret", "secret-access-key", "token", "password", "key", "sas-token", "credential", "credentials"}
@@ -20,7 +21,8 @@ var secretSuffixes = []string{"secret", "secret-access-key", "token", "password"
 // isSecret reports whether property key holds a secret.
 func isSecret(key string) bool {
 	k := strings.ToLower(key)
-	if secretKeys[k] {
+	// iceberg-go's Azure keys end in the account or host: adls.sas-token.<host>.
+	if secretKeys[k] || strings.HasPrefix(k, "adls.connection-string") || strings.HasPrefix(k, "adls.sas-token") {
 		return true
 	}
 	for _, s := range secretSuffixes {
@@ -45,6 +47,13 @@ func newRedactor(props map[string]string) *redactor {
 			continue
 		}
 		r.values = append(r.values, v)
+		// An Azure connection string's key or SAS may show up alone.
+		for _, part := range strings.Split(v, ";") {
+			name, secret, _ := strings.Cut(strings.TrimSpace(part), "=")
+			if (strings.EqualFold(name, "AccountKey") || strings.EqualFold(name, "SharedAccessSignature")) && len(secret) >= minSecret {
+				r.values = append(r.values, secret)
+			}
+		}
 		// A client credential is id:secret; either half may show up alone.
 		if id, secret, ok := strings.Cut(v, ":"); ok {
 			for _, part := range []string{id, secret} {

@@ -115,7 +115,7 @@ func sparkCatalog(name, class string, in map[string]string) (map[string]string, 
 		case "catalog-impl":
 			t, ok := catalogImpls[strings.ToLower(strings.TrimSpace(v))]
 			if !ok {
-				return nil, fmt.Errorf("%w: %s = %s: not a catalog this library can open (rest, hadoop, jdbc, hive)", errs.ErrNotSupported, where(".catalog-impl"), v)
+				return nil, fmt.Errorf("%w: %s = %s: not a catalog this library can open (rest, hadoop, jdbc, glue, hive)", errs.ErrNotSupported, where(".catalog-impl"), v)
 			}
 			if typ == "" {
 				typ = t
@@ -144,7 +144,7 @@ func sparkCatalog(name, class string, in map[string]string) (map[string]string, 
 		}
 	}
 	switch typ {
-	case "rest", "hadoop", "hive":
+	case "rest", "hadoop", "glue", "hive":
 		out["type"] = typ
 	case "jdbc":
 		uri, err := jdbcURI(out["uri"])
@@ -154,8 +154,8 @@ func sparkCatalog(name, class string, in map[string]string) (map[string]string, 
 		out["type"], out["uri"] = "sql", uri
 	case "":
 		return nil, fmt.Errorf("%w: %s has neither type nor catalog-impl (Spark's default would be a Hive catalog)", errs.ErrNotSupported, where(""))
-	case "glue", "nessie":
-		return nil, fmt.Errorf("%w: %s = %s: this library opens rest, hadoop, jdbc and hive catalogs; for Nessie use its Iceberg REST endpoint with type rest", errs.ErrNotSupported, where(".type"), typ)
+	case "nessie":
+		return nil, fmt.Errorf("%w: %s = %s: this library opens rest, hadoop, jdbc, glue and hive catalogs; for Nessie use its Iceberg REST endpoint with type rest", errs.ErrNotSupported, where(".type"), typ)
 	default:
 		return nil, fmt.Errorf("%w: %s = %s: unknown catalog type (hive, hadoop, rest, glue, jdbc, nessie)", errs.ErrInvalidArgument, where(".type"), typ)
 	}

@@ -104,6 +104,38 @@ func TestSparkSettingsPrecedence(t *testing.T) {
 	}
 }
 
+// TestSparkGlueCatalogBlock: Spark's Glue catalog settings (by type or by
+// catalog-impl) become a glue catalog with Iceberg's property names kept
+// (the catalog maps them: glue.endpoint, client.region, s3.*).
+func TestSparkGlueCatalogBlock(t *testing.T) {
+	for _, how := range [][2]string{{"type", "glue"}, {"catalog-impl", "org.apache.iceberg.aws.glue.GlueCatalog"}} {
+		r, err := resolveSpark(t, map[string]string{
+			"spark.sql.catalog.g":                      "org.apache.iceberg.spark.SparkCatalog",
+			"spark.sql.catalog.g." + how[0]:            how[1],
+			"spark.sql.catalog.g.warehouse":            "s3a://bucket/wh",
+			"spark.sql.catalog.g.glue.endpoint":        "http://127.0.0.1:5000",
+			"spark.sql.catalog.g.client.region":        "eu-west-1",
+			"spark.sql.catalog.g.s3.endpoint":          "http://127.0.0.1:5000",
+			"spark.sql.catalog.g.s3.path-style-access": "true",
+			"spark.sql.catalog.g.io-impl":              "org.apache.iceberg.aws.s3.S3FileIO",
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"type": "glue", "warehouse": "s3://bucket/wh", "glue.endpoint": "http://127.0.0.1:5000",
+			"client.region": "eu-west-1", "s3.endpoint": "http://127.0.0.1:5000", "s3.path-style-access": "true"}
+		got := r.Catalogs["g"]
+		if len(got) != len(want) {
+			t.Errorf("%s: %v, want %v", how[0], got, want)
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %q, want %q", how[0], k, got[k], v)
+			}
+		}
+	}
+}
+
 // TestSparkSettingsWeCannotServeAreRefusedByName: every refusal is typed
 // and names the setting.
 func TestSparkSettingsWeCannotServeAreRefusedByName(t *testing.T) {
@@ -119,7 +151,6 @@ func TestSparkSettingsWeCannotServeAreRefusedByName(t *testing.T) {
 		want error
 		says string
 	}{
-		{block("spark.sql.catalog.c.type", "glue"), errs.ErrNotSupported, "glue"},
 		{block("spark.sql.catalog.c.type", "nessie"), errs.ErrNotSupported, "REST endpoint"},
 		{block("spark.sql.catalog.c.type", "cassandra"), errs.ErrInvalidArgument, "unknown catalog type"},
 		{block(), errs.ErrNotSupported, "neither type nor catalog-impl"},
