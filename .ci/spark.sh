@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up Apache Spark 4.1 with Iceberg for the Python interop tests, idempotently:
 # pyspark (pinned in requirements-spark.txt) into .venv, and the Iceberg Spark
-# runtime, SQLite, PostgreSQL and MariaDB JDBC jars from Maven Central into a cache folder outside the
-# repository, each checked against the sha256 written below. Prints the jar folder.
+# runtime, Iceberg's AWS bundle (Glue, S3FileIO), SQLite, PostgreSQL and MariaDB JDBC jars from
+# Maven Central into a cache folder outside the repository, each checked against the sha256
+# written below. Prints the jar folder.
 # Needs .venv (made by .ci/setup.sh) and Java 17+. Fast when everything is cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,7 @@ JARS=(
   "org/xerial/sqlite-jdbc/3.54.1.0/sqlite-jdbc-3.54.1.0.jar f8dce420a6016278497f4f0560f65602b9db858de141b541cf91a4644ebe4639"
   "org/postgresql/postgresql/42.7.14/postgresql-42.7.14.jar 73914527305a40cce504b0d3d90b23caf565136912d607ae8ae7c5895512332c"
   "org/mariadb/jdbc/mariadb-java-client/3.5.11/mariadb-java-client-3.5.11.jar 42604178b9e57ec08ee0035079961516f086e455d0141f0b22c6eff29fb2fff4"
+  "org/apache/iceberg/iceberg-aws-bundle/1.12.0/iceberg-aws-bundle-1.12.0.jar dd7e49ffa4ac9b215bed846581991259e3aec9bb2fa08d6cec029c46cd66d957"
 )
 MAVEN=https://repo1.maven.org/maven2
 jar_dir=${XDG_CACHE_HOME:-$HOME/.cache}/pyiceberg-go/jars

@@ -10,7 +10,11 @@
   really commit against the same base (and all but one get the server's 409);
 - ``S3FaultProxy``: an HTTP proxy in front of versitygw that answers chosen PUTs with an
   S3 error (500 InternalError, 503 SlowDown) and passes everything else through;
-- Apache Hive's standalone metastore (Thrift; its tables in PostgreSQL) through ``.ci/hive.sh``.
+- Apache Hive's standalone metastore (Thrift; its tables in PostgreSQL) through ``.ci/hive.sh``;
+- moto's server (Glue, S3 and IAM, from requirements-dev.txt) through ``moto_glue.py``, with
+  Glue's VersionId check on UpdateTable, credentials checked, and one bucket;
+- fake-gcs-server (GCS) through ``.ci/gcs.sh`` and Azurite's Blob service (Azure, a random
+  account and key) through ``.ci/azurite.sh``, each with one bucket / container.
 
 The scripts install (pinned, cached) on first use; the fixtures here run their ``start``.
 """
@@ -639,6 +643,248 @@ def hive_metastore(tmp_path_factory: pytest.TempPathFactory, postgres_server: Po
     p.start()
     try:
         p.wait_ready(lambda: _tcp_ok(srv.host, srv.port), timeout=180)
+        yield srv
+    finally:
+        p.stop()
+
+
+@dataclass
+class MotoServer:
+    """moto's server: AWS Glue and S3 on one endpoint, requests signed by one IAM user's keys."""
+
+    endpoint: str
+    access_key: str
+    secret_key: str
+    bucket: str = BUCKET
+    region: str = REGION
+
+    def props(self, **over: str) -> dict[str, str]:
+        """Properties of a Glue catalog on this server with an S3 warehouse (PyIceberg's names)."""
+        p = {
+            "type": "glue",
+            "glue.endpoint": self.endpoint,
+            "glue.region": self.region,
+            "glue.access-key-id": self.access_key,
+            "glue.secret-access-key": self.secret_key,
+            "s3.endpoint": self.endpoint,
+            "s3.region": self.region,
+            "s3.access-key-id": self.access_key,
+            "s3.secret-access-key": self.secret_key,
+            "s3.path-style-access": "true",
+        }
+        p.update(over)
+        return p
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of ``service`` on this server."""
+        import boto3
+
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=self.region,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+        )
+
+
+@pytest.fixture(scope="session")
+def moto_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer]:
+    """moto's server on a free 127.0.0.1 port with Glue's VersionId check (``moto_glue.py``).
+
+    An IAM user allowed everything gets a key pair and makes the bucket; then the server
+    checks every request's signature (moto's ``reset-auth``), so wrong credentials fail as
+    they would on AWS."""
+    import sys
+
+    import boto3
+
+    root = tmp_path_factory.mktemp("moto")
+    port = free_port()
+    log = root / "moto.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("moto_glue.py")), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not _http_ok(endpoint + "/moto-api/"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"moto did not start:\n{log.read_text()[-4000:]}")
+            time.sleep(0.2)
+        boot = {"endpoint_url": endpoint, "region_name": REGION, "aws_access_key_id": "boot", "aws_secret_access_key": "boot"}
+        iam = boto3.client("iam", **boot)
+        iam.create_user(UserName="pig")
+        policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+        iam.put_user_policy(UserName="pig", PolicyName="all", PolicyDocument=json.dumps(policy))
+        key = iam.create_access_key(UserName="pig")["AccessKey"]
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("POST", "/moto-api/reset-auth", body=b"0", headers={"Content-Type": "text/plain"})
+        if conn.getresponse().status != 200:
+            raise RuntimeError("moto refused to turn on authentication")
+        conn.close()
+        srv = MotoServer(endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+        srv.client("s3").create_bucket(Bucket=srv.bucket)
+        yield srv
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=20)
+
+
+# -- object store emulators (GCS, Azure) for tests/py/test_object_stores.py -------------------
+
+
+@dataclass
+class GcsServer:
+    """fake-gcs-server: GCS's JSON API on 127.0.0.1, one bucket, no authentication checked."""
+
+    endpoint: str
+    token: str
+    bucket: str = BUCKET
+    project: str = "pig-test"
+
+    def props(self, **over: str) -> dict[str, str]:
+        """The catalog properties that reach this server (PyIceberg's names; the token is
+        sent as a bearer token, which the emulator accepts unchecked)."""
+        p = {
+            "gcs.service.host": self.endpoint,
+            "gcs.oauth2.token": self.token,
+            # PyArrow's GcsFileSystem takes a token only with its expiry (ms since the epoch).
+            "gcs.oauth2.token-expires-at": str(4102444800000),
+            "gcs.project-id": self.project,
+        }
+        p.update(over)
+        return p
+
+    def objects(self, prefix: str) -> list[str]:
+        """Object names under gs://bucket/prefix, read over the JSON API."""
+        names: list[str] = []
+        token = ""
+        while True:
+            q = urllib.parse.urlencode({"prefix": prefix, **({"pageToken": token} if token else {})})
+            doc = _gcs_json(self.endpoint, "GET", f"/storage/v1/b/{self.bucket}/o?{q}")
+            names += [o["name"] for o in doc.get("items", [])]
+            token = doc.get("nextPageToken", "")
+            if not token:
+                return sorted(names)
+
+
+def _gcs_json(endpoint: str, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    u = urllib.parse.urlsplit(endpoint)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    try:
+        data = json.dumps(body).encode() if body is not None else None
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data else {})
+        r = conn.getresponse()
+        raw = r.read()
+        if r.status >= 300:
+            raise RuntimeError(f"fake-gcs-server: {method} {path}: {r.status} {raw[:500]!r}")
+        return dict(json.loads(raw)) if raw else {}
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="session")
+def gcs_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GcsServer]:
+    """fake-gcs-server (``.ci/gcs.sh``) on a free port over a throwaway folder, one bucket."""
+    _setup("gcs.sh")
+    root = tmp_path_factory.mktemp("gcs")
+    port = free_port()
+    srv = GcsServer(f"http://127.0.0.1:{port}", "ya29." + secrets.token_urlsafe(24))
+    p = Process("gcs.sh", {"GCS_PORT": str(port), "GCS_DIR": str(root / "data")}, root / "fake-gcs-server.log")
+    p.start()
+    try:
+        p.wait_ready(lambda: _http_ok(srv.endpoint + "/storage/v1/b"), timeout=60)
+        _gcs_json(srv.endpoint, "POST", f"/storage/v1/b?project={srv.project}", {"name": srv.bucket})
+        yield srv
+    finally:
+        p.stop()
+
+
+@dataclass
+class AzuriteServer:
+    """Azurite's Blob service on 127.0.0.1 with one random storage account and one container."""
+
+    port: int
+    account: str
+    key: str
+    container: str = BUCKET
+
+    @property
+    def authority(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def warehouse(self, scheme: str, path: str) -> str:
+        """An abfs(s):// or wasb(s):// location in the container (the account's real host
+        name: the properties below send its requests to the emulator)."""
+        host = "dfs" if scheme.startswith("abfs") else "blob"
+        return f"{scheme}://{self.container}@{self.account}.{host}.core.windows.net/{path}"
+
+    @property
+    def connection_string(self) -> str:
+        return (
+            f"DefaultEndpointsProtocol=http;AccountName={self.account};AccountKey={self.key};"
+            f"BlobEndpoint=http://{self.authority}/{self.account};"
+        )
+
+    def props(self, **over: str) -> dict[str, str]:
+        """The catalog properties that reach this server (PyIceberg's names: shared key, and
+        the Blob service's authority and scheme as for PyArrow's AzureFileSystem)."""
+        p = {
+            "adls.account-name": self.account,
+            "adls.account-key": self.key,
+            "adls.blob-storage-authority": self.authority,
+            "adls.blob-storage-scheme": "http",
+        }
+        p.update(over)
+        return p
+
+    def filesystem(self) -> Any:
+        import pyarrow.fs as pafs
+
+        return pafs.AzureFileSystem(
+            account_name=self.account,
+            account_key=self.key,
+            blob_storage_authority=self.authority,
+            dfs_storage_authority=self.authority,
+            blob_storage_scheme="http",
+            dfs_storage_scheme="http",
+        )
+
+    def blobs(self, prefix: str) -> list[str]:
+        """Blob names under the container's prefix (files only)."""
+        import pyarrow.fs as pafs
+
+        sel = pafs.FileSelector(f"{self.container}/{prefix}", recursive=True, allow_not_found=True)
+        infos = self.filesystem().get_file_info(sel)
+        return sorted(i.path.removeprefix(self.container + "/") for i in infos if i.type == pafs.FileType.File)
+
+
+@pytest.fixture(scope="session")
+def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AzuriteServer]:
+    """Azurite (``.ci/azurite.sh``) on a free port over a throwaway folder, with a random
+    account name and key, and one container."""
+    import base64
+
+    _setup("azurite.sh")
+    root = tmp_path_factory.mktemp("azurite")
+    port = free_port()
+    srv = AzuriteServer(port, "pig" + secrets.token_hex(4), base64.b64encode(secrets.token_bytes(32)).decode())
+    env = {"AZURITE_PORT": str(port), "AZURITE_DIR": str(root / "data"), "AZURITE_ACCOUNTS": f"{srv.account}:{srv.key}"}
+    p = Process("azurite.sh", env, root / "azurite.log")
+    p.start()
+    try:
+        p.wait_ready(lambda: _http_ok(f"http://{srv.authority}/{srv.account}?comp=list"), timeout=60)
+        srv.filesystem().create_dir(srv.container)
         yield srv
     finally:
         p.stop()
