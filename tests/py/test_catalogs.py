@@ -768,8 +768,11 @@ def test_spark_catalog_settings_verbatim(spark: Any, spark_catalog: str) -> None
         s.writeTo(pa.table({"id": pa.array([3], pa.int64()), "s": ["x"]}), "sv").append()  # short name
     got = spark.sql(f"SELECT id, s FROM {spark_catalog}.db.sv ORDER BY id").collect()
     assert [(r.id, r.s) for r in got] == [(1, "é/%"), (2, None), (3, "x")]
-    hive = {f"{prefix}": block[prefix], f"{prefix}.type": "hive", f"{prefix}.uri": "thrift://localhost:9083"}
-    with ig.Session(spark_conf=hive) as s, pytest.raises(ig.NotSupportedError, match=r"spark\.sql\.catalog\.local\.type = hive"):
+    nessie = {f"{prefix}": block[prefix], f"{prefix}.type": "nessie", f"{prefix}.uri": "http://localhost:19120/api/v2"}
+    with (
+        ig.Session(spark_conf=nessie) as s,
+        pytest.raises(ig.NotSupportedError, match=r"spark\.sql\.catalog\.local\.type = nessie.*Iceberg REST"),
+    ):
         s.table(f"{spark_catalog}.db.sv").snapshots()
     with pytest.raises(ValueError, match="spark_conf takes Spark settings"):
         ig.Session(spark_conf={"target-file-size-bytes": "1"})
