@@ -1,5 +1,6 @@
 """The checks the JDBC catalog tests run on every server database (PostgreSQL, MySQL): each test
-file brings its server, its catalog properties and how PyIceberg's SqlCatalog opens it."""
+file brings its server, its catalog properties and how PyIceberg's SqlCatalog opens it. The
+write-every-operation check and the row helpers serve the other catalogs' tests too (Glue)."""
 
 from __future__ import annotations
 
@@ -49,10 +50,9 @@ class JdbcCat:
         return self
 
 
-def every_write_read_back(cat: JdbcCat, pyiceberg: Any) -> None:
-    """Every write operation through catalog ``cat``, read back by PyIceberg's SqlCatalog
-    (``pyiceberg``, of the same name) on the same database; then PyIceberg's append read back by us."""
-    name = f"{cat.name}.{cat.ns}.t"
+def write_every_operation(name: str) -> list[int]:
+    """Every write operation on table ``name`` (create, append, overwritePartitions, delete, merge,
+    and an append to a new branch ``b``); returns the ids main holds after, checked by us."""
     ig.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
     ig.writeTo(rows([6, 7]), name).append()
     ig.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
@@ -63,13 +63,27 @@ def every_write_read_back(cat: JdbcCat, pyiceberg: Any) -> None:
     ig.writeTo(rows([100]), f"{name}.branch_b").append()
     want = [2, 4, 5, 7, 9, 10]
     assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == want
-    t = pyiceberg.load_table(f"{cat.ns}.t")
+    return want
+
+
+def every_operation_read(t: Any, want: list[int]) -> None:
+    """Another reader's table ``t`` after write_every_operation: main's rows, the branch's, and each
+    snapshot's operation."""
     assert ids_of(t) == want
     branch = t.scan(snapshot_id=t.snapshot_by_name("b").snapshot_id).to_arrow().column("id").to_pylist()
     assert sorted(branch) == sorted([*want, 100])
     ops = [s.summary.operation.value for s in t.snapshots()]
     # create, append, overwritePartitions, the delete and the merge (copy-on-write rewrites), the branch's append
     assert ops == ["append", "append", "overwrite", "overwrite", "overwrite", "append"]
+
+
+def every_write_read_back(cat: JdbcCat, pyiceberg: Any) -> None:
+    """Every write operation through catalog ``cat``, read back by PyIceberg's SqlCatalog
+    (``pyiceberg``, of the same name) on the same database; then PyIceberg's append read back by us."""
+    name = f"{cat.name}.{cat.ns}.t"
+    want = write_every_operation(name)
+    t = pyiceberg.load_table(f"{cat.ns}.t")
+    every_operation_read(t, want)
     # PyIceberg's writes come back to us, through the same catalog rows.
     t.append(rows([500]))
     assert 500 in ig.table(name).to_arrow().column("id").to_pylist()

@@ -20,24 +20,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 import pyiceberg_go as ig
 
+from jdbc_catalog import every_operation_read, ids_of, rows, write_every_operation
 from servers import MotoServer, moto_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 from test_concurrency import check_table, run_appenders, seed_schema
-
-
-def rows(ids: list[int], tag: str = "a") -> pa.Table:
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.int64()),
-            "v": pa.array([f"{tag}{i}" for i in ids], pa.string()),
-            "p": pa.array([i % 3 for i in ids], pa.int32()),
-        }
-    )
 
 
 @pytest.fixture
@@ -59,10 +49,6 @@ def pyiceberg(glue: dict[str, str], name: str = "glue") -> Any:
     return GlueCatalog(name, **{k: v for k, v in catalog_props(glue).items() if k != "type"})
 
 
-def ids_of(t: Any) -> list[int]:
-    return sorted(t.scan().to_arrow().column("id").to_pylist())
-
-
 def test_moto_refuses_a_stale_version_id(moto_server: MotoServer, glue: dict[str, str]) -> None:
     """The server the other tests run on has Glue's optimistic UpdateTable (moto alone lacks it)."""
     g = moto_server.client("glue")
@@ -78,26 +64,11 @@ def test_moto_refuses_a_stale_version_id(moto_server: MotoServer, glue: dict[str
 def test_operations_read_back_by_pyiceberg(moto_server: MotoServer, glue: dict[str, str]) -> None:
     ns = glue["ns"]
     name = f"glue.{ns}.t"
-    ig.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
-    ig.writeTo(rows([6, 7]), name).append()
-    ig.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
-    ig.table(name).delete("id = 1")
-    src = rows([2, 10], "m")
-    ig.mergeInto(src, name, "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
-    ig.table(name).create_branch("b")
-    ig.writeTo(rows([100]), f"{name}.branch_b").append()
-    want = [2, 4, 5, 7, 9, 10]
-    assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == want
-
+    want = write_every_operation(name)
     cat = pyiceberg(glue)
     t = cat.load_table(f"{ns}.t")
-    assert ids_of(t) == want
+    every_operation_read(t, want)
     assert t.location() == f"{glue['warehouse']}/{ns}.db/t"
-    branch = t.scan(snapshot_id=t.snapshot_by_name("b").snapshot_id).to_arrow().column("id").to_pylist()
-    assert sorted(branch) == sorted([*want, 100])
-    ops = [s.summary.operation.value for s in t.snapshots()]
-    # create, append, overwritePartitions, the delete and the merge (copy-on-write rewrites), the branch's append
-    assert ops == ["append", "append", "overwrite", "overwrite", "overwrite", "append"]
     assert f"{ns}.t" in [".".join(i) for i in cat.list_tables(ns)]
 
     # The Glue table is an Iceberg table as Java and PyIceberg write it.
