@@ -13,6 +13,8 @@
 - Apache Hive's standalone metastore (Thrift; its tables in PostgreSQL) through ``.ci/hive.sh``;
 - moto's server (Glue, S3 and IAM, from requirements-dev.txt) through ``moto_glue.py``, with
   Glue's VersionId check on UpdateTable, credentials checked, and one bucket;
+- Project Nessie 0.99 (its Iceberg REST endpoint under ``/iceberg/``, in-memory version store,
+  a warehouse on the versitygw bucket) through ``.ci/nessie.sh``;
 - fake-gcs-server (GCS) through ``.ci/gcs.sh`` and Azurite's Blob service (Azure, a random
   account and key) through ``.ci/azurite.sh``, each with one bucket / container.
 
@@ -33,6 +35,7 @@ import subprocess
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -738,6 +741,73 @@ def moto_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MotoServer
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=20)
+
+
+@dataclass
+class NessieServer:
+    """Nessie's server: its Iceberg REST catalog at ``uri`` (``.../iceberg/``), one warehouse
+    ``warehouse`` at ``location`` on the S3 server, whose keys Nessie holds as a secret."""
+
+    uri: str
+    base: str
+    warehouse: str
+    location: str
+    s3: S3Server
+    log: Path
+
+    def props(self, **over: str) -> dict[str, str]:
+        """Properties of a REST catalog on Nessie's Iceberg endpoint (PyIceberg's names), with the
+        S3 server's keys: Nessie's config answer names the endpoint but carries no keys."""
+        p = {"type": "rest", "uri": self.uri, "warehouse": self.warehouse, **self.s3.props()}
+        p.update(over)
+        return p
+
+
+@pytest.fixture(scope="session")
+def nessie_server(tmp_path_factory: pytest.TempPathFactory, s3_server: S3Server) -> Iterator[NessieServer]:
+    """Nessie 0.99 (``.ci/nessie.sh``: the pinned runner jar from Maven Central, on Java 21+) on a
+    free port, in-memory, its warehouse a prefix of the versitygw bucket; ready once its health
+    check says so and its Iceberg REST config answers for the warehouse."""
+    _setup("nessie.sh")
+    root = tmp_path_factory.mktemp("nessie")
+    port, mgmt = free_port(), free_port()
+    name = "pigwh"
+    srv = NessieServer(
+        f"http://127.0.0.1:{port}/iceberg/",
+        f"http://127.0.0.1:{port}",
+        name,
+        f"s3://{s3_server.bucket}/nessie-{secrets.token_hex(4)}",
+        s3_server,
+        root / "nessie.log",
+    )
+    env = {
+        "NESSIE_DIR": str(root / "conf"),
+        "NESSIE_PORT": str(port),
+        "NESSIE_MGMT_PORT": str(mgmt),
+        "NESSIE_WAREHOUSE": name,
+        "NESSIE_WAREHOUSE_LOCATION": srv.location,
+        "NESSIE_S3_ENDPOINT": s3_server.endpoint,
+        "NESSIE_S3_REGION": REGION,
+        "NESSIE_S3_ACCESS_KEY": s3_server.access_key,
+        "NESSIE_S3_SECRET_KEY": s3_server.secret_key,
+    }
+    p = Process("nessie.sh", env, srv.log)
+    p.start()
+
+    def ready() -> bool:
+        if not _http_ok(f"http://127.0.0.1:{mgmt}/q/health/ready"):
+            return False
+        try:
+            with urllib.request.urlopen(f"{srv.uri}v1/config?warehouse={name}", timeout=5) as r:
+                return r.status == 200 and "prefix" in json.loads(r.read()).get("defaults", {})
+        except OSError:
+            return False
+
+    try:
+        p.wait_ready(ready, timeout=240)
+        yield srv
+    finally:
+        p.stop()
 
 
 # -- object store emulators (GCS, Azure) for tests/py/test_object_stores.py -------------------
