@@ -109,7 +109,7 @@ func newTransport(tc *tls.Config) (http.RoundTripper, func()) {
 		IdleConnTimeout:       90 * time.Second,
 		MaxIdleConnsPerHost:   8,
 	}
-	return &probeTransport{base: t}, t.CloseIdleConnections
+	return &probeTransport{base: &compatTransport{base: t}}, t.CloseIdleConnections
 }
 
 // restCatalog is iceberg-go's REST catalog with errors typed by errs kinds
@@ -162,7 +162,14 @@ func hasAssertCreate(reqs []table.Requirement) bool {
 // schema, equal to ours (both number breadth-first), so our schema is its
 // schema 0. Our manifests name the spec id they were written with: 0 is the
 // staged spec itself; any other id is reached by staging the unpartitioned
-// spec (id 0) so that ours is added after it.
+// spec (id 0) and adding ours after it, made default by its id.
+//
+// iceberg-go's commit of a staged create repeats, from the server's answer,
+// the schema, spec, sort order, location and properties, so the commit
+// carries our schema, spec and order only where they differ from the
+// staged ones. Adding the same schema or spec twice and pointing at "the
+// last added" (-1) is read differently by servers: Nessie 0.99 left such a
+// table on its unpartitioned spec.
 func (r *restCatalog) stagedCreate(ctx context.Context, ident table.Identifier, updates []table.Update) (table.Metadata, string, error) {
 	plan, err := planCreate(updates)
 	if err != nil {
@@ -170,6 +177,7 @@ func (r *restCatalog) stagedCreate(ctx context.Context, ident table.Identifier, 
 	}
 	what := fmt.Sprintf("creating table %s", strings.Join(ident, "."))
 	stagedSpec := plan.spec
+	var specUpdates []table.Update
 	if plan.snapshot != nil && plan.snapshot.ManifestList != "" {
 		id, err := r.manifestSpecID(ctx, plan)
 		if err != nil {
@@ -177,9 +185,14 @@ func (r *restCatalog) stagedCreate(ctx context.Context, ident table.Identifier, 
 		}
 		if id != 0 {
 			stagedSpec = iceberg.UnpartitionedSpec
+			specUpdates = []table.Update{table.NewAddPartitionSpecUpdate(plan.spec, false), table.NewSetDefaultSpecUpdate(id)}
 		}
 	}
-	opts := []icecat.CreateTableOpt{icecat.WithPartitionSpec(stagedSpec), icecat.WithStagedUpdates(plan.staged...)}
+	staged := append(specUpdates, plan.staged...)
+	opts := []icecat.CreateTableOpt{icecat.WithPartitionSpec(stagedSpec), icecat.WithStagedUpdates(staged...)}
+	if plan.order != nil {
+		opts = append(opts, icecat.WithSortOrder(*plan.order))
+	}
 	if plan.location != "" {
 		opts = append(opts, icecat.WithLocation(plan.location))
 	}
@@ -217,19 +230,19 @@ type createPlan struct {
 	spec     *iceberg.PartitionSpec
 	location string
 	props    iceberg.Properties
+	order    *table.SortOrder // nil: unsorted
 	snapshot *table.Snapshot
 	staged   []table.Update
 }
 
-// planCreate splits updates. The stage-create response already carries the
-// uuid, format version, location and properties, and the unsorted order, so
-// those updates are dropped (a real sort order is kept and committed), as is the removal of the placeholder schema 0 a
-// local create starts from; the snapshot is pointed at schema 0, the id
-// our schema has on the server.
+// planCreate splits updates. The stage-create request carries the schema,
+// spec, sort order, location and properties, and its answer the uuid and
+// format version, so those updates are dropped, as is the removal of the
+// placeholder schema 0 a local create starts from; the snapshot is pointed
+// at schema 0, the id our schema has on the server.
 func planCreate(updates []table.Update) (createPlan, error) {
 	var p createPlan
 	fv := ""
-	sorted := false
 	for _, u := range updates {
 		var doc struct {
 			Schema        json.RawMessage    `json:"schema"`
@@ -238,30 +251,28 @@ func planCreate(updates []table.Update) (createPlan, error) {
 			Updates       iceberg.Properties `json:"updates"`
 			FormatVersion int                `json:"format-version"`
 			Snapshot      *table.Snapshot    `json:"snapshot"`
-			SortOrder     struct {
-				Fields []json.RawMessage `json:"fields"`
-			} `json:"sort-order"`
+			SortOrder     json.RawMessage    `json:"sort-order"`
 		}
 		if err := DecodeUpdate(u, &doc); err != nil {
 			return p, fmt.Errorf("%w: reading a table update (%s): %v", errs.ErrInvalidArgument, u.Action(), err)
 		}
 		switch u.Action() {
 		case table.UpdateAddSchema:
-			if p.schema == nil {
-				p.schema = new(iceberg.Schema)
-				if err := json.Unmarshal(doc.Schema, p.schema); err != nil {
-					return p, fmt.Errorf("%w: reading the new table's schema: %v", errs.ErrInvalidArgument, err)
-				}
+			if p.schema != nil {
+				return p, fmt.Errorf("%w: a table create adds one schema", errs.ErrInvalidArgument)
 			}
-			p.staged = append(p.staged, u)
+			p.schema = new(iceberg.Schema)
+			if err := json.Unmarshal(doc.Schema, p.schema); err != nil {
+				return p, fmt.Errorf("%w: reading the new table's schema: %v", errs.ErrInvalidArgument, err)
+			}
 		case table.UpdateAddSpec:
-			if p.spec == nil {
-				p.spec = new(iceberg.PartitionSpec)
-				if err := json.Unmarshal(doc.Spec, p.spec); err != nil {
-					return p, fmt.Errorf("%w: reading the new table's partition spec: %v", errs.ErrInvalidArgument, err)
-				}
+			if p.spec != nil {
+				return p, fmt.Errorf("%w: a table create adds one partition spec", errs.ErrInvalidArgument)
 			}
-			p.staged = append(p.staged, u)
+			p.spec = new(iceberg.PartitionSpec)
+			if err := json.Unmarshal(doc.Spec, p.spec); err != nil {
+				return p, fmt.Errorf("%w: reading the new table's partition spec: %v", errs.ErrInvalidArgument, err)
+			}
 		case table.UpdateSetLocation:
 			p.location = doc.Location
 		case table.UpdateSetProperties:
@@ -280,15 +291,18 @@ func planCreate(updates []table.Update) (createPlan, error) {
 			}
 			p.staged = append(p.staged, u)
 		case table.UpdateAddSortOrder:
-			if len(doc.SortOrder.Fields) > 0 {
-				sorted = true
-				p.staged = append(p.staged, u)
+			if p.order != nil {
+				return p, fmt.Errorf("%w: a table create adds one sort order", errs.ErrInvalidArgument)
 			}
-		case table.UpdateSetDefaultSortOrder:
-			if sorted {
-				p.staged = append(p.staged, u)
+			var order table.SortOrder
+			if err := json.Unmarshal(doc.SortOrder, &order); err != nil {
+				return p, fmt.Errorf("%w: reading the new table's sort order: %v", errs.ErrInvalidArgument, err)
 			}
-		case table.UpdateAssignUUID, table.UpdateRemoveSchemas:
+			if !order.IsUnsorted() {
+				p.order = &order
+			}
+		case table.UpdateAssignUUID, table.UpdateRemoveSchemas, table.UpdateSetCurrentSchema,
+			table.UpdateSetDefaultSpec, table.UpdateSetDefaultSortOrder:
 		default:
 			p.staged = append(p.staged, u)
 		}

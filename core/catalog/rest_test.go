@@ -112,7 +112,8 @@ func openFake(t *testing.T, f *fakeREST, extra map[string]string) *Catalog {
 
 // createUpdates are the updates a create-by-commit carries, as core/write
 // builds them: uuid, format version, schema, removal of the placeholder
-// schema, spec, sort order, location, properties.
+// schema, spec, sort order, location, properties, and the first snapshot
+// (without manifests).
 func createUpdates() []table.Update {
 	sc := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64})
 	return []table.Update{
@@ -127,6 +128,8 @@ func createUpdates() []table.Update {
 		table.NewSetDefaultSortOrderUpdate(-1),
 		table.NewSetLocationUpdate("/tmp/wh/ns.db/t"),
 		table.NewSetPropertiesUpdate(iceberg.Properties{"k": "v"}),
+		table.NewAddSnapshotUpdate(&table.Snapshot{SnapshotID: 7, SequenceNumber: 1, TimestampMs: 1, Summary: &table.Summary{Operation: table.OpAppend}}),
+		table.NewSetSnapshotRefUpdate(table.MainBranch, 7, table.BranchRef, -1, -1, -1),
 	}
 }
 
@@ -162,6 +165,90 @@ func TestCreateByCommitIsAStagedCreate(t *testing.T) {
 		if h.Get("X-Trace") != "abc" {
 			t.Errorf("custom header missing: %v", h)
 		}
+	}
+}
+
+// actions lists the actions of a commit body's updates.
+func actions(t *testing.T, body map[string]any) []string {
+	t.Helper()
+	ups, _ := body["updates"].([]any)
+	var out []string
+	for _, u := range ups {
+		m, _ := u.(map[string]any)
+		a, _ := m["action"].(string)
+		out = append(out, a)
+	}
+	return out
+}
+
+func count(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
+
+// The staged create's commit names the schema, spec and sort order once
+// each (iceberg-go repeats the staged ones) and its add-schema carries
+// last-column-id; a sorted create stages its order.
+func TestStagedCreateAddsEachShapeOnceWithLastColumnID(t *testing.T) {
+	f := &fakeREST{t: t, commitStatus: http.StatusOK}
+	c := openFake(t, f, nil)
+	ups := createUpdates()
+	order, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{1}, Transform: iceberg.IdentityTransform{}, Direction: table.SortDESC, NullOrder: table.NullsLast}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ups[7] = table.NewAddSortOrderUpdate(&order)
+	if _, _, err := c.CommitTable(context.Background(), table.Identifier{"ns", "t"}, []table.Requirement{table.AssertCreate()}, ups); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.commitBodies) != 1 {
+		t.Fatalf("want one commit, got %d", len(f.commitBodies))
+	}
+	acts := actions(t, f.commitBodies[0])
+	for _, a := range []string{"add-schema", "set-current-schema", "add-spec", "set-default-spec", "add-sort-order", "set-default-sort-order"} {
+		if count(acts, a) != 1 {
+			t.Errorf("%s %d times in %v", a, count(acts, a), acts)
+		}
+	}
+	for _, u := range f.commitBodies[0]["updates"].([]any) {
+		m := u.(map[string]any)
+		if m["action"] == "add-schema" && m["last-column-id"] != float64(1) {
+			t.Errorf("add-schema without last-column-id 1: %v", m)
+		}
+	}
+	wo, _ := f.createBodies[0]["write-order"].(map[string]any)
+	if fs, _ := wo["fields"].([]any); len(fs) != 1 {
+		t.Errorf("the sort order is not staged: %v", f.createBodies[0]["write-order"])
+	}
+}
+
+func TestLastColumnIDIsTheHighestNestedID(t *testing.T) {
+	body := `{"requirements":[],"updates":[{"action":"add-schema","schema":{"type":"struct","schema-id":3,"fields":[
+		{"id":1,"name":"a","required":false,"type":"long"},
+		{"id":2,"name":"m","required":false,"type":{"type":"map","key-id":7,"key":"string","value-id":9,"value":{"type":"list","element-id":12,"element":"int","element-required":false}}},
+		{"id":4,"name":"s","required":false,"type":{"type":"struct","fields":[{"id":5,"name":"x","required":false,"type":"int"}]}}]}},
+		{"action":"add-schema","last-column-id":40,"schema":{"type":"struct","schema-id":4,"fields":[]}},
+		{"action":"set-current-schema","schema-id":-1}]}`
+	out, ok := withLastColumnIDs([]byte(body))
+	if !ok {
+		t.Fatal("nothing changed")
+	}
+	var doc struct {
+		Updates []map[string]any `json:"updates"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Updates[0]["last-column-id"] != float64(12) || doc.Updates[1]["last-column-id"] != float64(40) || doc.Updates[2]["schema-id"] != float64(-1) {
+		t.Errorf("got %s", out)
+	}
+	if _, ok := withLastColumnIDs([]byte(`{"updates":[{"action":"set-properties","updates":{}}]}`)); ok {
+		t.Error("a body without add-schema changed")
 	}
 }
 

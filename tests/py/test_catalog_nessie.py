@@ -6,12 +6,11 @@ warehouse's name, and Nessie's config answer gives the prefix (the default branc
 warehouse, ``main|<warehouse>``). Nessie writes the table metadata itself; we write the data
 and manifests to S3 with the keys the catalog is given.
 
-What works: on a table PyIceberg 0.12 created, our reads, append, overwritePartitions, delete
-and merge, each read back by PyIceberg's RestCatalog on the same endpoint, and PyIceberg's
-append read back by us. What does not: our create. Nessie 0.99 requires ``last-column-id`` in
-an ``add-schema`` update (deprecated in the REST spec, optional since Iceberg 1.8) and
-iceberg-go 0.7's update omits it, so Nessie answers the create's commit with a 500; the test
-below pins that (typed, nothing left behind). Nessie keeps only the current snapshot in the
+On a table PyIceberg 0.12 created and on one we created: our reads, append,
+overwritePartitions, delete, merge and schema change, each read back by PyIceberg's RestCatalog
+on the same endpoint, and PyIceberg's append read back by us. Nessie 0.99 requires
+``last-column-id`` in an ``add-schema`` update (deprecated in the REST spec); our REST
+transport adds it (core/catalog/restcompat.go). Nessie keeps only the current snapshot in the
 metadata it writes (its history is Nessie's commit log), so PyIceberg sees one snapshot.
 """
 
@@ -24,7 +23,6 @@ import pyarrow as pa
 import pytest
 
 import pyiceberg_go as ig
-from pyiceberg_go.errors import CommitStateUnknownError
 
 from servers import NessieServer, nessie_server, s3_server  # noqa: F401  (fixtures)
 
@@ -102,15 +100,29 @@ def test_writes_on_a_pyiceberg_table_read_back_both_ways(nessie_server: NessieSe
     assert ids_of(cat.load_table(f"{ns}.t")) == sorted([*want, 500, 501])
 
 
-def test_our_create_is_refused_by_nessie_0_99(nessie_server: NessieServer, nessie: tuple[dict[str, str], str]) -> None:
-    """Nessie 0.99 cannot build an ``add-schema`` update without ``last-column-id``, which
-    iceberg-go 0.7 does not send: the create's commit gets a 500, which we report as an unknown
-    commit state; no table is there afterwards. (Fails once either side changes: then the
-    create, and every write above on a table we create, should be tested instead.)"""
+def test_our_create_and_schema_change_read_back_by_pyiceberg(nessie_server: NessieServer, nessie: tuple[dict[str, str], str]) -> None:
+    """A table we create (partitioned, sorted) keeps its spec and order on Nessie: an
+    overwritePartitions replaces one partition only; a column we add is there for PyIceberg
+    (each add-schema carries last-column-id, which Nessie 0.99 requires); PyIceberg reads every
+    write and its append comes back to us."""
     props, ns = nessie
     pyiceberg(props).create_namespace(ns)
-    with pytest.raises(CommitStateUnknownError, match="HTTP 400 Bad Request"):
-        ig.writeTo(rows([0, 1]), f"nessie.{ns}.t").partitionedBy("p").create()
-    assert pyiceberg(props).list_tables(ns) == []
-    log = nessie_server.log.read_text()
-    assert "Cannot build AddSchema, some of required attributes are not set [lastColumnId]" in log
+    name = f"nessie.{ns}.t"
+    ig.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
+    ig.sql(f"ALTER TABLE {name} WRITE ORDERED BY id DESC")
+    ig.writeTo(rows([6, 7]), name).append()
+    ig.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
+    ig.table(name).delete("id = 1")
+    ig.table(name).update_schema().add_column("extra", "string").commit()
+    ig.writeTo(rows([10]).append_column("extra", pa.array(["x"])), name).append()
+    want = [2, 4, 5, 7, 9, 10]
+    assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == want
+
+    t = pyiceberg(props).load_table(f"{ns}.t")
+    assert ids_of(t) == want
+    assert [(f.name, str(f.transform)) for f in t.spec().fields] == [("p", "identity")]
+    assert [(f.source_id, f.direction.value) for f in t.sort_order().fields] == [(1, "desc")]
+    assert t.schema().find_field("extra").field_id == 4
+    assert dict(zip(*[t.scan().to_arrow().column(c).to_pylist() for c in ("id", "extra")]))[10] == "x"
+    t.append(t.scan(row_filter="id = 10").to_arrow())
+    assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == sorted([*want, 10])
