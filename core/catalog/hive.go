@@ -138,8 +138,16 @@ func openHive(ctx context.Context, name string, p iceberg.Properties, red *redac
 		return nil, red.wrap(fmt.Sprintf("opening Hive catalog %q", name), nil, err)
 	}
 	c := hive.NewCatalogWithClient(cl, s.props)
-	tc := &typedCatalog{Catalog: c, red: red, props: p}
+	tc := &typedCatalog{Catalog: c, red: red, props: p, lostAnswer: lostHiveAnswer}
 	return &Catalog{Catalog: tc, Name: name, Props: p, close: c.Close}, nil
+}
+
+// lostHiveAnswer reports whether a commit's error may hide a table change
+// the metastore made: the connection broke during alter_table or
+// create_table (hiveClient marks that errs.ErrCommitStateUnknown). The
+// commit is then settled by reading the table again (commitcheck.go).
+func lostHiveAnswer(err error) bool {
+	return errors.Is(err, errs.ErrCommitStateUnknown)
 }
 
 // hiveClient is a Thrift connection to a metastore (binary protocol,

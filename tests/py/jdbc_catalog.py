@@ -164,15 +164,28 @@ def reachable_data_files(t: Any) -> set[str]:
     return out
 
 
+# The COMMIT (as its own word: not "autocommit") of the transaction that moves a JDBC catalog
+# table's metadata location.
+SQL_COMMIT = (rb"(?i)(?<![a-z_])commit(?![a-z_])", rb"(?i)update\s+[\"`]?iceberg_tables")
+
+
 def commit_survives_cut(
-    cat: str, props: dict[str, str], proxy: CuttingProxy, pyiceberg: Any, ns: str, tmp_path: Path, stage: str
+    cat: str,
+    props: dict[str, str],
+    proxy: CuttingProxy,
+    pyiceberg: Any,
+    ns: str,
+    tmp_path: Path,
+    stage: str,
+    cut: tuple[bytes, bytes | None] = SQL_COMMIT,
 ) -> dict[str, Any]:
     """Catalog ``cat`` with ``props`` reaches the server through ``proxy``. A child process deletes a row and
     pauses before its commit; then, by ``stage``:
 
     - ``"before"``: the server stops (the proxy goes down) before the commit starts;
-    - ``"answer-lost"``: the server commits but its answer to COMMIT never arrives, and the
-      server stays reachable;
+    - ``"answer-lost"``: the server commits but its answer to the client message matching
+      ``cut`` (a pattern, and one an earlier message must match first; default: a JDBC
+      catalog's COMMIT) never arrives, and the server stays reachable;
     - ``"answer-lost-down"``: the same, and the server then stops until the child has answered.
 
     Whatever the child reports must be true afterwards (read by PyIceberg, straight to the
@@ -197,13 +210,7 @@ def commit_survives_cut(
     if stage == "before":
         proxy.down()
     else:
-        # The COMMIT (as its own word: not "autocommit") of the transaction that moves the
-        # table's metadata location.
-        proxy.cut_at(
-            rb"(?i)(?<![a-z_])commit(?![a-z_])",
-            after=rb"(?i)update\s+[\"`]?iceberg_tables",
-            stay_down=stage == "answer-lost-down",
-        )
+        proxy.cut_at(cut[0], after=cut[1], stay_down=stage == "answer-lost-down")
     release.touch()
     if stage == "answer-lost-down":
         # The server comes back only after the child has answered (it must not wait for it).

@@ -54,7 +54,9 @@ class CuttingProxy:
             ls, self._listener = self._listener, None
             conns, self._conns = self._conns, []
         if ls is not None:
-            ls.close()
+            # Closing alone leaves a listener that a thread is blocked accepting on still bound
+            # (and accepting) on Linux; shutting it down wakes that thread.
+            _close(ls)
         for c in conns:
             _close(c)
 

@@ -3,12 +3,20 @@ against Apache Hive's standalone metastore 4.0.0 (on PostgreSQL) started by the 
 
 Every write is read back by PyIceberg's HiveCatalog (Thrift) on the same metastore, and
 PyIceberg's append by us; four processes append at once and every append that returned is
-there (each commit holds the metastore's table lock); an unreachable metastore is a typed error and commits nothing; Spark's
+there (each commit holds the metastore's table lock); a lock another client holds makes a commit
+wait, and give up typed with nothing left behind when it outlasts iceberg.hive.lock-timeout-ms;
+an unreachable metastore, or one lost mid-commit, gives a typed error and an intact table; Spark's
 settings verbatim open the catalog, and Spark's own HiveCatalog reads the table.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import getpass
+import socket
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +24,9 @@ import pytest
 
 import pyiceberg_go as ig
 
-from jdbc_catalog import JdbcCat, every_write_read_back, ids_of, rows
+from conftest import HANG_S
+from jdbc_catalog import JdbcCat, commit_survives_cut, data_files_on_disk, every_write_read_back, ids_of, rows
+from netfault import CuttingProxy, proxied
 from servers import HiveMetastore, free_port, hive_metastore, postgres_server  # noqa: F401  (fixtures)
 from sparkutil import spark  # noqa: F401  (fixture)
 from test_concurrency import check_table, run_appenders, seed_schema
@@ -96,3 +106,72 @@ def test_spark_settings_open_it_and_spark_reads_it(hive_metastore: HiveMetastore
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
     assert sorted(s.table(name).to_arrow().column("id").to_pylist()) == [1, 3, 4]
+
+
+@contextlib.contextmanager
+def table_lock(server: HiveMetastore, hv: JdbcCat, table: str) -> Iterator[tuple[Any, int]]:
+    """An exclusive metastore lock on ``table`` taken by another client (PyIceberg's Thrift
+    client, as PyIceberg's and Java's commits take it), released on exit; yields the client
+    and the lock id."""
+    from hive_metastore.ttypes import LockComponent, LockLevel, LockRequest, LockState, LockType, UnlockRequest
+
+    with pyiceberg(server, hv)._client as client:
+        comp = LockComponent(level=LockLevel.TABLE, type=LockType.EXCLUSIVE, dbname=hv.ns, tablename=table, isTransactional=True)
+        lock = client.lock(LockRequest(component=[comp], user=getpass.getuser(), hostname=socket.gethostname()))
+        assert lock.state == LockState.ACQUIRED
+        try:
+            yield client, lock.lockid
+        finally:
+            client.unlock(UnlockRequest(lockid=lock.lockid))
+
+
+def waiting_locks(client: Any, hv: JdbcCat, table: str) -> int:
+    from hive_metastore.ttypes import LockState, ShowLocksRequest
+
+    locks = client.show_locks(ShowLocksRequest(dbname=hv.ns, tablename=table)).locks or []
+    return sum(1 for lk in locks if lk.state == LockState.WAITING)
+
+
+def test_a_held_table_lock_makes_commits_wait_or_give_up_typed(hive_metastore: HiveMetastore, hv: JdbcCat) -> None:
+    """While another client holds the table's lock, a commit waits; one that outlasts
+    iceberg.hive.lock-timeout-ms fails as a typed conflict and leaves no file or snapshot behind;
+    one still waiting when the lock is released commits."""
+    name = f"hv.{hv.ns}.l"
+    ig.writeTo(rows([1]), name).tableProperty("commit.retry.num-retries", "0").create()
+    files = data_files_on_disk(hv.props["warehouse"])
+    ig.configure(catalogs={"hv": hv.props, "hvi": {**hv.props, "iceberg.hive.lock-timeout-ms": "1500"}})
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:
+        with table_lock(hive_metastore, hv, "l") as (client, _):
+            with pytest.raises(ig.CommitConflictError) as e:
+                ig.writeTo(rows([2]), f"hvi.{hv.ns}.l").append()
+            assert "lock" in str(e.value)
+            assert data_files_on_disk(hv.props["warehouse"]) == files  # its data file is gone again
+            assert waiting_locks(client, hv, "l") == 0  # and so is its lock request
+            # A patient writer waits for the lock (the metastore shows it waiting) and commits
+            # once the lock is released.
+            fut = pool.submit(lambda: ig.writeTo(rows([3]), name).append())
+            deadline = time.monotonic() + HANG_S
+            while waiting_locks(client, hv, "l") == 0:
+                assert not fut.done(), fut.exception()
+                assert time.monotonic() < deadline, "the commit never asked for the lock"
+                time.sleep(0.05)
+            assert not fut.done()
+        fut.result(timeout=HANG_S)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    assert ids_of(pyiceberg(hive_metastore, hv).load_table(f"{hv.ns}.l")) == [1, 3]
+
+
+@pytest.fixture
+def proxy(hive_metastore: HiveMetastore) -> Iterator[CuttingProxy]:
+    yield from proxied(hive_metastore.host, hive_metastore.port)
+
+
+@pytest.mark.parametrize("stage", ["before", "answer-lost", "answer-lost-down"])
+def test_metastore_lost_mid_commit(hive_metastore: HiveMetastore, hv: JdbcCat, proxy: CuttingProxy, tmp_path: Path, stage: str) -> None:
+    """The metastore stops before a commit, or moves the table's pointer (alter_table) and its
+    answer is lost: whatever the writer reports holds, no snapshot refers to a missing file, a
+    known failure leaves no files, and a lost answer is settled by reading the table again."""
+    props = {**hv.props, "uri": f"thrift://127.0.0.1:{proxy.port}"}
+    commit_survives_cut("hvp", props, proxy, pyiceberg(hive_metastore, hv), hv.ns, tmp_path, stage, cut=(rb"alter_table", None))
