@@ -2,8 +2,10 @@
 PyIceberg's SqlCatalog use, in a real PostgreSQL 15 server started by the tests.
 
 Every operation is read back by PyIceberg's SqlCatalog on the same database; Spark's JdbcCatalog
-reads and writes the same tables; eight processes append at once with nothing lost; a wrong
-password is a typed error that names no secret, and nothing is committed. The checks themselves
+reads and writes the same tables; eight processes append at once with nothing lost; a commit
+waits while another session holds the table's advisory lock; a wrong password is a typed error
+that names no secret, and nothing is committed; a server lost mid-commit leaves a readable table
+and a true report. The checks themselves
 are jdbc_catalog's, shared with the MySQL tests.
 """
 
@@ -11,17 +13,24 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import pyiceberg_go as ig
+
+from conftest import HANG_S
 from jdbc_catalog import (
     JdbcCat,
     appends_all_land,
     commit_survives_cut,
     every_write_read_back,
+    ids_of,
+    rows,
     spark_shares_the_tables,
     wrong_password_refused,
 )
@@ -91,3 +100,59 @@ def test_server_lost_mid_commit(
     props = {"type": "sql", "uri": via.uri(), "warehouse": pg.props["warehouse"]}
     res = commit_survives_cut("pg", props, proxy, pyiceberg(postgres_server, pg), pg.ns, tmp_path, stage)
     assert res["ok"] or postgres_server.password not in res["message"]
+
+
+def fnv64a_signed(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h - (1 << 64) if h >= 1 << 63 else h
+
+
+def test_a_commit_waits_for_the_tables_advisory_lock(postgres_server: PostgresServer, pg: JdbcCat) -> None:
+    """Committers queue on pg_advisory_lock of a 64-bit FNV-1a hash of the catalog and table
+    (core/catalog, postgres.go): while another session holds it, an append waits (PostgreSQL
+    shows its lock request not granted) and commits nothing; released, the append lands."""
+    import psycopg2
+
+    name = f"pg.{pg.ns}.q"
+    ig.writeTo(rows([1]), name).create()
+    key = fnv64a_signed(b"pyiceberg-go commit\x00" + "\x00".join(["pg", pg.ns, "q"]).encode())
+    holder = psycopg2.connect(postgres_server.uri(scheme="postgresql"))
+    holder.autocommit = True
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def append() -> None:
+        try:
+            ig.writeTo(rows([2]), name).append()
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    try:
+        with holder.cursor() as cur:
+            cur.execute("SELECT pg_advisory_lock(%s)", (key,))
+            t = threading.Thread(target=append)
+            t.start()
+            deadline = time.monotonic() + HANG_S
+            waiting = 0
+            while not waiting and time.monotonic() < deadline and not done.is_set():
+                # An advisory lock's 64-bit key shows as classid (high half) and objid (low half).
+                cur.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                    "AND ((classid::bigint << 32) | objid::bigint) = %s",
+                    (key,),
+                )
+                waiting = cur.fetchone()[0]
+                time.sleep(0.05)
+            assert waiting == 1 and not done.is_set(), errors
+            assert ids_of(pyiceberg(postgres_server, pg).load_table(f"{pg.ns}.q")) == [1]
+            cur.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            assert cur.fetchone() == (True,)
+        t.join(timeout=HANG_S)
+    finally:
+        holder.close()
+    assert done.is_set() and not errors, errors
+    assert ids_of(pyiceberg(postgres_server, pg).load_table(f"{pg.ns}.q")) == [1, 2]
