@@ -50,19 +50,20 @@ class JdbcCat:
         return self
 
 
-def write_every_operation(name: str) -> list[int]:
+def write_every_operation(name: str, api: Any = ig) -> list[int]:
     """Every write operation on table ``name`` (create, append, overwritePartitions, delete, merge,
-    and an append to a new branch ``b``); returns the ids main holds after, checked by us."""
-    ig.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
-    ig.writeTo(rows([6, 7]), name).append()
-    ig.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
-    ig.table(name).delete("id = 1")
+    and an append to a new branch ``b``), through ``api`` (the module's default session or an
+    ``ig.Session``); returns the ids main holds after, checked by us."""
+    api.writeTo(rows([0, 1, 2, 3, 4, 5]), name).partitionedBy("p").create()
+    api.writeTo(rows([6, 7]), name).append()
+    api.writeTo(rows([9], "o"), name).overwritePartitions()  # partition p=0 is now id 9 only
+    api.table(name).delete("id = 1")
     src = rows([2, 10], "m")
-    ig.mergeInto(src, name, "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
-    ig.table(name).create_branch("b")
-    ig.writeTo(rows([100]), f"{name}.branch_b").append()
+    api.mergeInto(src, name, "target.id = source.id").whenMatched().updateAll().whenNotMatched().insertAll().merge()
+    api.table(name).create_branch("b")
+    api.writeTo(rows([100]), f"{name}.branch_b").append()
     want = [2, 4, 5, 7, 9, 10]
-    assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == want
+    assert sorted(api.table(name).to_arrow().column("id").to_pylist()) == want
     return want
 
 
@@ -118,13 +119,25 @@ def wrong_password_refused(cat: JdbcCat, bad_uris: list[str], wrong: str, secret
     assert ig.table(name).to_arrow().num_rows == 1  # nothing was committed
 
 
+def spark_reads_every_write(spark: Any, s: Any, name: str) -> None:
+    """Every write operation through session ``s`` on a new table ``name``; Spark (already
+    configured for its catalog) reads main, the branch and the snapshot history as we wrote them."""
+    want = write_every_operation(name, api=s)
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == want
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name} VERSION AS OF 'b'").collect()) == sorted([*want, 100])
+    ops = [r.operation for r in spark.sql(f"SELECT operation FROM {name}.snapshots ORDER BY committed_at, snapshot_id").collect()]
+    assert sorted(ops) == sorted(["append", "append", "overwrite", "overwrite", "overwrite", "append"]), ops
+
+
 def spark_shares_the_tables(spark: Any, conf: dict[str, str], name: str) -> None:
     """Spark's settings verbatim (spark_conf) open the catalog; Spark's JdbcCatalog with the same
-    settings reads what we wrote (table ``name``) and writes what we read."""
+    settings reads every write we made (table ``name``, and ``name`` + "_every") and writes what
+    we read."""
     s = ig.Session(spark_conf=conf)
     s.writeTo(rows([1, 2, 3]), name).create()
     for k, v in conf.items():
         spark.conf.set(k, v)
+    spark_reads_every_write(spark, s, name + "_every")
     assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 3]
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")

@@ -24,7 +24,7 @@ import pytest
 
 import pyiceberg_go as ig
 
-from jdbc_catalog import every_operation_read, ids_of, rows, write_every_operation
+from jdbc_catalog import every_operation_read, ids_of, rows, spark_reads_every_write, write_every_operation
 from servers import MotoServer, moto_server  # noqa: F401  (fixture)
 from sparkutil import spark  # noqa: F401  (fixture)
 from test_concurrency import check_table, run_appenders, seed_schema
@@ -276,6 +276,7 @@ def test_spark_glue_catalog_shares_the_tables(moto_server: MotoServer, glue: dic
     for k, v in theirs.items():
         spark.conf.set(k, v)
     spark._jsparkSession.sessionState().catalogManager().reset()
+    spark_reads_every_write(spark, s, f"gspark.{ns}.every")
     assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 3]
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")

@@ -25,7 +25,15 @@ import pytest
 import pyiceberg_go as ig
 
 from conftest import HANG_S
-from jdbc_catalog import JdbcCat, commit_survives_cut, data_files_on_disk, every_write_read_back, ids_of, rows
+from jdbc_catalog import (
+    JdbcCat,
+    commit_survives_cut,
+    data_files_on_disk,
+    every_write_read_back,
+    ids_of,
+    rows,
+    spark_reads_every_write,
+)
 from netfault import CuttingProxy, proxied
 from servers import HiveMetastore, free_port, hive_metastore, postgres_server  # noqa: F401  (fixtures)
 from sparkutil import spark  # noqa: F401  (fixture)
@@ -102,6 +110,7 @@ def test_spark_settings_open_it_and_spark_reads_it(hive_metastore: HiveMetastore
     s.writeTo(rows([1, 2, 3]), name).create()
     for k, v in conf.items():
         spark.conf.set(k, v)
+    spark_reads_every_write(spark, s, f"hsp.{ns}.every")
     assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2, 3]
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
