@@ -15,6 +15,7 @@ import concurrent.futures
 import contextlib
 import getpass
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +38,7 @@ from jdbc_catalog import (
 from netfault import CuttingProxy, proxied
 from servers import HiveMetastore, free_port, hive_metastore, postgres_server  # noqa: F401  (fixtures)
 from sparkutil import spark  # noqa: F401  (fixture)
-from test_concurrency import check_table, run_appenders, seed_schema
+from test_concurrency import ROWS, check_table, run_appenders, seed_schema
 
 
 @pytest.fixture
@@ -184,3 +185,55 @@ def test_metastore_lost_mid_commit(hive_metastore: HiveMetastore, hv: JdbcCat, p
     known failure leaves no files, and a lost answer is settled by reading the table again."""
     props = {**hv.props, "uri": f"thrift://127.0.0.1:{proxy.port}"}
     commit_survives_cut("hvp", props, proxy, pyiceberg(hive_metastore, hv), hv.ns, tmp_path, stage, cut=(rb"alter_table", None))
+
+
+def test_our_and_sparks_writers_share_the_lock(hive_metastore: HiveMetastore, hv: JdbcCat, tmp_path: Path, spark: Any) -> None:
+    """Two of our processes (10 appends each) and Spark 4.1's HiveCatalog (10 INSERTs) commit to
+    one table at once, all through the metastore's table lock: every append either side reports
+    done is in the table, once, each its own append snapshot on one chain, and nothing else is."""
+    prefix = "spark.sql.catalog.hlk"
+    for k, v in {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "hive",
+        f"{prefix}.uri": hive_metastore.uri,
+        f"{prefix}.warehouse": hv.props["warehouse"],
+        f"{prefix}.cache-enabled": "false",
+    }.items():
+        spark.conf.set(k, v)
+    name = f"hv.{hv.ns}.shared"
+    ig.writeTo(seed_schema(), name).tableProperty("commit.retry.num-retries", "100").tableProperty(
+        "commit.retry.max-wait-ms", "2000"
+    ).create()
+    spark_ok: list[int] = []
+    spark_errors: list[str] = []
+
+    def spark_inserts() -> None:
+        for k in range(10):
+            first = 1_000_000 + k * ROWS
+            values = ", ".join(f"({first + j}, -1)" for j in range(ROWS))
+            try:
+                spark.sql(f"INSERT INTO hlk.{hv.ns}.shared VALUES {values}")
+                spark_ok.append(first)
+            except Exception as e:
+                spark_errors.append(str(e)[:300])
+
+    t = threading.Thread(target=spark_inserts)
+    t.start()
+    try:
+        ours = run_appenders(hv.props, f"local.{hv.ns}.shared", tmp_path, appends=10, workers=2)
+    finally:
+        t.join(timeout=HANG_S)
+    assert not t.is_alive()
+    assert all("ok" in r for r in ours), [r for r in ours if "error" in r][:1]
+    assert len(spark_ok) + len(spark_errors) == 10 and spark_ok, spark_errors[:1]
+    assert all("CommitFailedException" in e for e in spark_errors), spark_errors[:1]
+    table = pyiceberg(hive_metastore, hv).load_table(f"{hv.ns}.shared")
+    want = sorted([r["first"] + j for r in ours for j in range(ROWS)] + [f + j for f in spark_ok for j in range(ROWS)])
+    assert sorted(table.scan().to_arrow()["id"].to_pylist()) == want
+    snaps = table.snapshots()
+    assert sum(1 for s in snaps if s.summary.operation.value == "append") == len(ours) + len(spark_ok)
+    chain = {s.snapshot_id: s.parent_snapshot_id for s in snaps}
+    n, cur = 0, table.current_snapshot().snapshot_id
+    while cur is not None:
+        n, cur = n + 1, chain[cur]
+    assert n == len(snaps)
