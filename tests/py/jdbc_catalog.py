@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,6 +143,39 @@ def spark_shares_the_tables(spark: Any, conf: dict[str, str], name: str) -> None
     spark.sql(f"INSERT INTO {name} VALUES (4, 'spark', 1)")
     spark.sql(f"DELETE FROM {name} WHERE id = 2")
     assert sorted(s.table(name).to_arrow().column("id").to_pylist()) == [1, 3, 4]
+
+
+def append_waits_for_held_lock(name: str, waiting: Callable[[], int], read_ids: Callable[[], list[int]], release: Callable[[], None]) -> None:
+    """Table ``name`` holds id 1 and another session holds its commit lock: an append of id 2
+    (in a thread) waits, seen by ``waiting`` (the server's count of waiting lock requests, 1) while
+    it has not returned and the table (``read_ids``, another reader) still holds [1]; after
+    ``release`` it returns and the table holds [1, 2]."""
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def append() -> None:
+        try:
+            ig.writeTo(rows([2]), name).append()
+        except BaseException as e:
+            errors.append(e)
+        finally:
+            done.set()
+
+    t = threading.Thread(target=append)
+    t.start()
+    try:
+        deadline = time.monotonic() + HANG_S
+        seen = 0
+        while not seen and time.monotonic() < deadline and not done.is_set():
+            seen = waiting()
+            time.sleep(0.05)
+        assert seen == 1 and not done.is_set(), errors
+        assert read_ids() == [1]
+    finally:
+        release()
+        t.join(timeout=HANG_S)
+    assert done.is_set() and not errors, errors
+    assert read_ids() == [1, 2]
 
 
 # ---- a commit whose answer is lost, or whose server stops, mid-commit ---------------------

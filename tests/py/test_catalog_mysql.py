@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import secrets
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ import pyiceberg_go as ig
 
 from jdbc_catalog import (
     JdbcCat,
+    append_waits_for_held_lock,
     appends_all_land,
     commit_survives_cut,
     every_write_read_back,
@@ -77,40 +76,24 @@ def test_a_commit_waits_for_the_tables_named_lock(mysql_server: MySQLServer, my:
         password=mysql_server.password,
         database="iceberg",
     )
-    errors: list[BaseException] = []
-    done = threading.Event()
-
-    def append() -> None:
-        try:
-            ig.writeTo(rows([2]), name).append()
-        except BaseException as e:
-            errors.append(e)
-        finally:
-            done.set()
-
     try:
         with holder.cursor() as cur:
             cur.execute("SELECT GET_LOCK(%s, 0)", (lock,))
             assert cur.fetchone() == (1,)
-            t = threading.Thread(target=append)
-            t.start()
-            deadline = time.monotonic() + 120
-            waiting = 0
-            while not waiting and time.monotonic() < deadline and not done.is_set():
+
+            def waiting() -> int:
                 cur.execute(
                     "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE STATE = 'User lock' AND INFO LIKE 'SELECT GET_LOCK%%'"
                 )
-                waiting = cur.fetchone()[0]
-                time.sleep(0.05)
-            assert waiting == 1 and not done.is_set(), errors
-            assert ids_of(pyiceberg(mysql_server, my).load_table(f"{my.ns}.q")) == [1]
-            cur.execute("SELECT RELEASE_LOCK(%s)", (lock,))
-            assert cur.fetchone() == (1,)
-        t.join(timeout=120)
+                return int(cur.fetchone()[0])
+
+            def release() -> None:
+                cur.execute("SELECT RELEASE_LOCK(%s)", (lock,))
+                assert cur.fetchone() == (1,)
+
+            append_waits_for_held_lock(name, waiting, lambda: ids_of(pyiceberg(mysql_server, my).load_table(f"{my.ns}.q")), release)
     finally:
         holder.close()
-    assert done.is_set() and not errors, errors
-    assert ids_of(pyiceberg(mysql_server, my).load_table(f"{my.ns}.q")) == [1, 2]
 
 
 def test_wrong_password_is_typed_and_secret_free(mysql_server: MySQLServer, my: JdbcCat) -> None:

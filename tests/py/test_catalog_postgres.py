@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +21,9 @@ import pytest
 
 import pyiceberg_go as ig
 
-from conftest import HANG_S
 from jdbc_catalog import (
     JdbcCat,
+    append_waits_for_held_lock,
     appends_all_land,
     commit_survives_cut,
     every_write_read_back,
@@ -120,39 +118,23 @@ def test_a_commit_waits_for_the_tables_advisory_lock(postgres_server: PostgresSe
     key = fnv64a_signed(b"pyiceberg-go commit\x00" + "\x00".join(["pg", pg.ns, "q"]).encode())
     holder = psycopg2.connect(postgres_server.uri(scheme="postgresql"))
     holder.autocommit = True
-    errors: list[BaseException] = []
-    done = threading.Event()
-
-    def append() -> None:
-        try:
-            ig.writeTo(rows([2]), name).append()
-        except BaseException as e:
-            errors.append(e)
-        finally:
-            done.set()
-
     try:
         with holder.cursor() as cur:
             cur.execute("SELECT pg_advisory_lock(%s)", (key,))
-            t = threading.Thread(target=append)
-            t.start()
-            deadline = time.monotonic() + HANG_S
-            waiting = 0
-            while not waiting and time.monotonic() < deadline and not done.is_set():
+
+            def waiting() -> int:
                 # An advisory lock's 64-bit key shows as classid (high half) and objid (low half).
                 cur.execute(
                     "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
                     "AND ((classid::bigint << 32) | objid::bigint) = %s",
                     (key,),
                 )
-                waiting = cur.fetchone()[0]
-                time.sleep(0.05)
-            assert waiting == 1 and not done.is_set(), errors
-            assert ids_of(pyiceberg(postgres_server, pg).load_table(f"{pg.ns}.q")) == [1]
-            cur.execute("SELECT pg_advisory_unlock(%s)", (key,))
-            assert cur.fetchone() == (True,)
-        t.join(timeout=HANG_S)
+                return int(cur.fetchone()[0])
+
+            def release() -> None:
+                cur.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                assert cur.fetchone() == (True,)
+
+            append_waits_for_held_lock(name, waiting, lambda: ids_of(pyiceberg(postgres_server, pg).load_table(f"{pg.ns}.q")), release)
     finally:
         holder.close()
-    assert done.is_set() and not errors, errors
-    assert ids_of(pyiceberg(postgres_server, pg).load_table(f"{pg.ns}.q")) == [1, 2]
