@@ -928,6 +928,11 @@ def other_sections(text: str) -> list[str]:
     return out
 
 
+def target(ratio: float, limit: float) -> str:
+    """A ratio against an issue's target: ``0.42x (met: <= 0.5x)``."""
+    return f"{ratio:.2f}x ({'met' if ratio <= limit else 'missed'}: <= {limit}x)"
+
+
 def write_section(who: str, section: str) -> None:
     """Puts ``section`` (markers included) in docs/benchmarks.md as generator ``who``'s part.
 

@@ -230,8 +230,17 @@ def markdown(s1: list[dict], s2: list[dict], info: dict) -> str:
             f"{b['metadata_bytes'] / 2**20:.1f} | {b['manifests']} | {b['plan_s']:.3f} | {f['manifests']} | "
             f"{f['plan_s']:.3f} | {b['plan_s'] / f['plan_s']:.2f}x |"
         )
+    p50_ratio = ours_p50 / med(by["pyiceberg"], "p50_ms")
+    lines += ["", "Issue 37's targets, this run:", ""]
+    lines.append(f"- p50 commit, ours / PyIceberg's: {base.target(p50_ratio, 0.2)}")
+    for r in s2:
+        lines.append(
+            f"- planning after {r['commits']} commits (manifest merging {'on' if r['merge'] else 'off'}) / freshly "
+            f"written: {base.target(r['before']['plan_s'] / r['fresh']['plan_s'], 2.0)}"
+        )
     lines += ["", DOC_END]
     return "\n".join(lines) + "\n"
+
 
 
 def main() -> int:
