@@ -203,9 +203,6 @@ def check(res: dict, rows: int) -> list[str]:
     return bad
 
 
-def target(ratio: float, limit: float) -> str:
-    return f"{ratio:.2f}x ({'met' if ratio <= limit else 'missed'}: <= {limit}x)"
-
 
 def markdown(res: dict, info: dict) -> str:
     o, s, d = res["ours"], res["spark"], res["delta"]
@@ -233,13 +230,13 @@ def markdown(res: dict, info: dict) -> str:
         "",
         "Issue 36's targets, this run:",
         "",
-        f"- compaction (M1) vs Spark: {target(o['binpack']['s'] / s['binpack']['s'], 0.3)}; vs delta-rs: "
-        f"{target(o['binpack']['s'] / d['binpack']['s'], 0.7)}; peak memory {o['binpack']['peak_mb']:.0f} MiB "
+        f"- compaction (M1) vs Spark: {base.target(o['binpack']['s'] / s['binpack']['s'], 0.3)}; vs delta-rs: "
+        f"{base.target(o['binpack']['s'] / d['binpack']['s'], 0.7)}; peak memory {o['binpack']['peak_mb']:.0f} MiB "
         f"against delta-rs's {d['binpack']['peak_mb']:.0f} MiB "
         f"({'below' if o['binpack']['peak_mb'] < d['binpack']['peak_mb'] else 'not below'})",
-        f"- z-order (M2) vs Spark: {target(o['zorder']['s'] / s['zorder']['s'], 0.3)}; vs delta-rs: "
-        f"{target(o['zorder']['s'] / d['zorder']['s'], 0.7)}",
-        f"- expiry (M3) vs Spark: {target(o['expire']['s'] / s['expire']['s'], 0.2)}",
+        f"- z-order (M2) vs Spark: {base.target(o['zorder']['s'] / s['zorder']['s'], 0.3)}; vs delta-rs: "
+        f"{base.target(o['zorder']['s'] / d['zorder']['s'], 0.7)}",
+        f"- expiry (M3) vs Spark: {base.target(o['expire']['s'] / s['expire']['s'], 0.2)}",
         "",
         f"Results: ours {json.dumps(o['binpack']['result'])} (M1), {json.dumps(o['expire']['result'])} (M3); "
         f"Spark {json.dumps(s['binpack']['result'])} (M1), {json.dumps(s['expire']['result'])} (M3).",
