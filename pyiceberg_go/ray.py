@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["IcebergDatasink", "IcebergDatasource", "read_iceberg"]
 
 
-class IcebergDatasink(Datasink[list[dict[str, Any]]]):
+class IcebergDatasink(Datasink[dict[str, Any]]):
     """A Ray Data sink writing to an Iceberg table with one commit (``mode`` as :class:`DistributedWrite`).
 
     Each write task writes its blocks partitioned and sorted as one machine would; for
@@ -80,7 +80,7 @@ class IcebergDatasink(Datasink[list[dict[str, Any]]]):
         return "Iceberg"
 
     def on_write_start(self, schema: Any = None) -> None:
-        """Keep the data's schema (a create commits the table with it).
+        """Keep the schema Ray gives (a create commits the table with it when no task wrote rows).
 
         Example::
 
@@ -88,21 +88,23 @@ class IcebergDatasink(Datasink[list[dict[str, Any]]]):
         """
         self._schema = schema
 
-    def write(self, blocks: Iterable[Any], ctx: Any) -> list[dict[str, Any]]:
-        """Write one task's blocks (on a worker); return its file descriptions.
+    def write(self, blocks: Iterable[Any], ctx: Any) -> dict[str, Any]:
+        """Write one task's blocks (on a worker); return its file descriptions and the blocks'
+        Arrow schema (serialized), which a create commits the table with.
 
         Example::
 
-            files = sink.write([block], ctx)
+            out = sink.write([block], ctx)   # {"files": [...], "schema": b"..."}
         """
         import pyarrow as pa
 
         tables = [BlockAccessor.for_block(b).to_arrow() for b in blocks]
         tables = [t for t in tables if t.num_rows > 0]
         if not tables:
-            return []
+            return {"files": [], "schema": None}
         reader = pa.RecordBatchReader.from_batches(tables[0].schema, (b for t in tables for b in t.to_batches()))
-        return self.distributed.write_task(reader, task=ctx.task_idx)
+        files = self.distributed.write_task(reader, task=ctx.task_idx)
+        return {"files": files, "schema": tables[0].schema.serialize().to_pybytes()}
 
     def on_write_complete(self, write_result: Any) -> None:
         """Commit every task's files as one snapshot (on the driver).
@@ -111,14 +113,22 @@ class IcebergDatasink(Datasink[list[dict[str, Any]]]):
 
             sink.on_write_complete(write_result)
         """
-        files: list[list[dict[str, Any]]] = list(write_result.write_returns)
+        import pyarrow as pa
+
+        returns: list[dict[str, Any]] = list(write_result.write_returns)
+        files = [r["files"] for r in returns]
         schema = None
         if self.distributed.mode in ("create", "replace", "createOrReplace"):
-            if self._schema is None:
-                raise ValueError(
-                    f"{self.distributed.mode} of {self.distributed.table}: Ray gave no schema for the data"
-                )
-            schema = self._schema.empty_table()
+            # The schema of the blocks the tasks wrote; the one Ray hands on_write_start can be
+            # that of its own file listing (Ray 2.60's read_parquet: __path, __file_size, ...).
+            written = next((r["schema"] for r in returns if r["schema"] is not None), None)
+            if written is not None:
+                schema = pa.ipc.read_schema(pa.py_buffer(written)).empty_table()
+            elif self._schema is not None:
+                schema = self._schema.empty_table()
+            else:
+                what = f"{self.distributed.mode} of {self.distributed.table}"
+                raise ValueError(f"{what}: Ray gave no schema for the data")
         try:
             self.result = self.distributed.commit(files, schema=schema)
         except BaseException:

@@ -201,6 +201,24 @@ def test_ray_datasink_and_datasource(ray_cluster: Any, catalog_dir: CatalogDir, 
     assert rows("rt") == expected(pd.concat([df, moved]))
 
 
+def test_ray_read_parquet_into_a_create(ray_cluster: Any, catalog_dir: CatalogDir, pyiceberg_catalog: Any, tmp_path: Path) -> None:
+    """Parquet files read by Ray Data (``read_parquet``, whose first bundle is Ray's own file
+    listing: __path, __file_size, __file_chunk_metadata) create a table with the files' schema."""
+    import pyarrow.parquet as pq
+
+    ray = ray_cluster
+    df = frame(600)
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(3):
+        pq.write_table(pa.Table.from_pandas(df.iloc[k * 200 : (k + 1) * 200], preserve_index=False), src / f"p{k}.parquet")
+    sink = ig.ray.IcebergDatasink("local.db.rpq", mode="create")
+    ray.data.read_parquet(str(src)).write_datasink(sink)
+    assert [f.name for f in pyiceberg_catalog.load_table("db.rpq").schema().fields] == ["id", "cat", "v"]
+    check_one_snapshot("rpq", 0, df, catalog_dir, pyiceberg_catalog)
+    assert rows("rpq") == expected(df)
+
+
 def test_ray_killed_worker_and_failed_job(ray_cluster: Any, catalog_dir: CatalogDir, pyiceberg_catalog: Any, tmp_path: Path) -> None:
     ray = ray_cluster
 
