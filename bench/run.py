@@ -914,6 +914,7 @@ OTHER_SECTIONS = (
     "bench/metatables.py",
     "bench/streaming.py",
     "bench/maintenance.py",
+    "bench/ray_write.py",
 )
 
 
