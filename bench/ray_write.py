@@ -18,7 +18,9 @@ competitor in a process of its own, one after another:
   Ray's V1 Parquet reader: with the V2 default, Ray 2.60's write_iceberg fails on the schema of
   Ray's file listing);
 - ``ours_single``: no Ray; one process streams the files (``pyarrow.dataset`` scanner as a
-  RecordBatchReader) into ``ig.writeTo(...).create()``.
+  RecordBatchReader) into ``ig.writeTo(...).create()``;
+- and, as the floor of both Ray writes, ``ray_read_only``: the same cluster and Dataset, its
+  batches iterated on the driver and dropped (Ray's reading and moving of the blocks, no write).
 
 Reported: seconds from the start of the write to its return (cluster start and table creation
 excluded), rows read back by PyIceberg, data files, and ratios. Issue 38's target: ours through
@@ -45,6 +47,8 @@ import run as base  # noqa: E402  (machine facts, data, the cache folder, docs)
 DOC_BEGIN = "<!-- bench/ray_write.py: begin -->"
 DOC_END = "<!-- bench/ray_write.py: end -->"
 COMPETITORS = ("ours_ray", "ray_write_iceberg", "ours_single")
+# Not a competitor: Ray's part of both Ray writes, the same Dataset iterated on the driver.
+BASELINE = "ray_read_only"
 FILES = 20
 
 
@@ -110,6 +114,10 @@ def child(who: str, data: Path, work: Path) -> dict:
         # read through the V1 reader.
         ctx.use_datasource_v2 = False
         ds = ray.data.read_parquet(str(data))
+        if who == BASELINE:
+            t0 = time.perf_counter()
+            rows = sum(b.num_rows for b in ds.iter_batches(batch_format="pyarrow", batch_size=None))
+            return {"s": time.perf_counter() - t0, "rows": rows, "files": 0, "snapshots": 0}
         if who == "ours_ray":
             sink = ig.ray.IcebergDatasink(f"local.{ident}", mode="create")
             t0 = time.perf_counter()
@@ -140,12 +148,17 @@ def check(who: str, work: Path) -> dict:
 def run_child(who: str, data: Path, work: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYICEBERG_GO_PROGRESS="0")
     out = subprocess.run(
-        [sys.executable, __file__, "--child", who, str(data), str(work)], capture_output=True, text=True, env=env, check=False
+        [sys.executable, __file__, "--child", who, str(data), str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if out.returncode != 0:
         raise RuntimeError(f"{who} failed:\n{out.stderr[-3000:]}")
     r = json.loads(out.stdout.strip().splitlines()[-1])
-    r.update(check(who, work))
+    if who != BASELINE:
+        r.update(check(who, work))
     r["competitor"] = who
     return r
 
@@ -167,13 +180,16 @@ def markdown(res: dict[str, dict], info: dict) -> str:
         "| competitor | seconds | rows read back | data files | snapshots | time / write_iceberg's |",
         "|---|---|---|---|---|---|",
     ]
-    for c in COMPETITORS:
+    for c in (*COMPETITORS, BASELINE):
         r = res[c]
-        lines.append(f"| {c} | {r['s']:.1f} | {r['rows']:,} | {r['files']} | {r['snapshots']} | {r['s'] / theirs:.2f}x |")
+        lines.append(
+            f"| {c} | {r['s']:.1f} | {r['rows']:,} | {r['files']} | {r['snapshots']} | {r['s'] / theirs:.2f}x |"
+        )
     lines += [
         "",
         f"Issue 38's target, this run: ours through Ray / Ray's write_iceberg: {base.target(ray_s / theirs, 0.3)}; "
-        f"ours through Ray / our single process: {ray_s / res['ours_single']['s']:.2f}x.",
+        f"ours through Ray / our single process: {ray_s / res['ours_single']['s']:.2f}x; Ray reading the same "
+        f"Dataset without writing ({BASELINE}) took {res[BASELINE]['s'] / theirs:.2f}x of write_iceberg's time.",
         "",
         DOC_END,
     ]
@@ -194,7 +210,7 @@ def main() -> int:
     data = split_files(sf)
     load = base.loadavg()
     res = {}
-    for who in COMPETITORS:
+    for who in (*COMPETITORS, BASELINE):
         r = run_child(who, data, base.CACHE / "ray-work" / who)
         print(json.dumps(r), flush=True)
         res[who] = r
@@ -202,7 +218,11 @@ def main() -> int:
 
     rows = pads.dataset(str(data), format="parquet").count_rows()
     bad = [f"{c}: {r['rows']} rows" for c, r in res.items() if r["rows"] != rows]
-    bad += [f"{c}: {r['snapshots']} snapshots" for c, r in res.items() if c != "ray_write_iceberg" and r["snapshots"] != 1]
+    bad += [
+        f"{c}: {r['snapshots']} snapshots"
+        for c, r in res.items()
+        if c in ("ours_ray", "ours_single") and r["snapshots"] != 1
+    ]
     if bad:
         raise SystemExit("a competitor's table is wrong: " + "; ".join(bad))
     shutil.rmtree(base.CACHE / "ray-work", ignore_errors=True)
