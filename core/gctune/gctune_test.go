@@ -281,16 +281,29 @@ func TestCollectionsApplyTheRule(t *testing.T) {
 	tu.start(Settings{Percent: 37})
 	<-got // applied at start
 	arm(tu)
-	for i := range 2 { // the second proves the finalizer armed a new sentinel
+	// The second proves the finalizer armed a new sentinel. The finalizer
+	// applies the rule before it arms the next sentinel, so a collection
+	// right after the first value may come before that sentinel exists:
+	// collect until the rule is applied (only collections apply it).
+	deadline := time.After(2 * time.Minute)
+	for i := range 2 {
+		tick := time.NewTicker(20 * time.Millisecond)
 		runtime.GC()
-		select {
-		case p := <-got:
-			if p != 37 {
-				t.Fatalf("collection %d: GOGC %d, want 37", i, p)
+	wait:
+		for {
+			select {
+			case p := <-got:
+				if p != 37 {
+					t.Fatalf("collection %d: GOGC %d, want 37", i, p)
+				}
+				break wait
+			case <-tick.C:
+				runtime.GC()
+			case <-deadline:
+				t.Fatalf("collection %d: the rule was not applied", i)
 			}
-		case <-time.After(2 * time.Minute):
-			t.Fatalf("collection %d: the rule was not applied", i)
 		}
+		tick.Stop()
 	}
 }
 
