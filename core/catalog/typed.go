@@ -99,6 +99,7 @@ func (c *typedCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*
 // CommitTable commits updates to ident; a failed metadata write means the
 // commit did not happen (the catalog's pointer moves only after it).
 func (c *typedCatalog) CommitTable(ctx context.Context, ident table.Identifier, reqs []table.Requirement, updates []table.Update) (table.Metadata, string, error) {
+	updates = detachedSnapshots(updates)
 	md, loc, err := c.Catalog.CommitTable(ctx, ident, reqs, updates)
 	if err != nil && c.lostAnswer != nil && c.lostAnswer(err) {
 		md, loc, err = c.settleCommit(ctx, ident, updates, err)
