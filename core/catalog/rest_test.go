@@ -247,6 +247,12 @@ func TestLastColumnIDIsTheHighestNestedID(t *testing.T) {
 	if doc.Updates[0]["last-column-id"] != float64(12) || doc.Updates[1]["last-column-id"] != float64(40) || doc.Updates[2]["schema-id"] != float64(-1) {
 		t.Errorf("got %s", out)
 	}
+	// A dropped highest column: the table's asserted last id stands.
+	out, ok = withLastColumnIDs([]byte(`{"requirements":[{"type":"assert-last-assigned-field-id","last-assigned-field-id":7}],
+		"updates":[{"action":"add-schema","schema":{"type":"struct","schema-id":2,"fields":[{"id":1,"name":"a","required":false,"type":"long"}]}}]}`))
+	if !ok || !strings.Contains(string(out), `"last-column-id":7`) {
+		t.Errorf("a dropped column's id was not kept: %s", out)
+	}
 	if _, ok := withLastColumnIDs([]byte(`{"updates":[{"action":"set-properties","updates":{}}]}`)); ok {
 		t.Error("a body without add-schema changed")
 	}

@@ -9,8 +9,9 @@ import (
 )
 
 // compatTransport gives every add-schema table update of a commit the
-// last-column-id field (the schema's highest field id), as Iceberg Java and
-// PyIceberg send it. The REST spec has deprecated the field, but servers
+// last-column-id field (the table's last column id after it: the schema's
+// highest field id, or the commit's asserted last-assigned-field-id when
+// that is higher), as Iceberg Java and PyIceberg send it. The REST spec has deprecated the field, but servers
 // built on older Java models require it: Project Nessie 0.99 answers an
 // add-schema without it with HTTP 500. iceberg-go builds the update
 // without it, in commits we make and in the staged create it commits on its
@@ -55,6 +56,20 @@ func withLastColumnIDs(body []byte) ([]byte, bool) {
 	if json.Unmarshal(doc["updates"], &updates) != nil {
 		return nil, false
 	}
+	// The table's last column id may be above the new schema's highest
+	// (its highest column was dropped); the commit then asserts it.
+	var reqs []struct {
+		Type string `json:"type"`
+		Last *int   `json:"last-assigned-field-id"`
+	}
+	last := 0
+	if doc["requirements"] != nil && json.Unmarshal(doc["requirements"], &reqs) == nil {
+		for _, r := range reqs {
+			if r.Type == "assert-last-assigned-field-id" && r.Last != nil {
+				last = *r.Last
+			}
+		}
+	}
 	changed := false
 	for _, u := range updates {
 		var action string
@@ -65,7 +80,7 @@ func withLastColumnIDs(body []byte) ([]byte, bool) {
 		if json.Unmarshal(u["schema"], &schema) != nil {
 			continue
 		}
-		id, _ := json.Marshal(highestFieldID(schema))
+		id, _ := json.Marshal(max(highestFieldID(schema), last))
 		u["last-column-id"] = id
 		changed = true
 	}

@@ -117,7 +117,10 @@ func (p *Plan) evolve(base table.Metadata) (table.Metadata, []table.Update, []ta
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: evolving the schema: %v", errs.ErrValidation, err)
 	}
-	return nb, ups, []table.Requirement{table.AssertCurrentSchemaID(p.Evolution.From)}, nil
+	// As Java's UpdateRequirements for an added schema: the last column id
+	// it was numbered from still holds.
+	reqs := []table.Requirement{table.AssertCurrentSchemaID(p.Evolution.From), table.AssertLastAssignedFieldID(base.LastColumnID())}
+	return nb, ups, reqs, nil
 }
 
 // decideDictionary returns the columns written without a dictionary and

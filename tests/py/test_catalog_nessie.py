@@ -126,3 +126,8 @@ def test_our_create_and_schema_change_read_back_by_pyiceberg(nessie_server: Ness
     assert dict(zip(*[t.scan().to_arrow().column(c).to_pylist() for c in ("id", "extra")]))[10] == "x"
     t.append(t.scan(row_filter="id = 10").to_arrow())
     assert sorted(ig.table(name).to_arrow().column("id").to_pylist()) == sorted([*want, 10])
+    # Dropping the highest column: the new schema's highest id (3) is below the table's last
+    # column id (4), which the table keeps.
+    ig.table(name).update_schema().delete_column("extra").commit()
+    t = pyiceberg(props).load_table(f"{ns}.t")
+    assert [f.name for f in t.schema().fields] == ["id", "v", "p"] and t.metadata.last_column_id == 4

@@ -198,6 +198,20 @@ def test_rest_ctas_has_our_ids_and_one_snapshot(partitioned: bool, tmp_path: Pat
         ig.writeTo(data, f"{CAT}.{unique}.t").create()
 
 
+def test_rest_dropping_the_highest_column_keeps_the_last_column_id(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
+    """Each add-schema update we send carries last-column-id (Nessie needs it). Dropping the
+    highest column commits a schema whose highest id (2) is below the table's last column id (3):
+    the table keeps 3, and reads back."""
+    props = catalog_props("rest-local", tmp_path, s3_server, rest_server, unique)
+    ig.configure(catalogs={CAT: props})
+    name = f"{CAT}.{unique}.d"
+    ig.writeTo(pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}), name).create()
+    ig.table(name).update_schema().add_column("extra", "string").commit()
+    ig.table(name).update_schema().delete_column("extra").commit()
+    t = pyiceberg_catalog(props).load_table(f"{unique}.d")
+    assert [f.name for f in t.schema().fields] == ["id", "v"] and t.metadata.last_column_id == 3
+
+
 def test_oauth2_client_credentials_and_custom_header(tmp_path: Path, s3_server: S3Server, rest_server: RestServer, unique: str) -> None:
     client_id, client_secret = "pig-client", "cs-" + secrets.token_hex(12)
     proxy = RecordingProxy(rest_server.uri, client_id=client_id, client_secret=client_secret)
