@@ -782,6 +782,9 @@ func obsoleteDeletes(ctx context.Context, t *table.Table, sn *table.Snapshot, re
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the manifest list of snapshot %d: %v", errs.ErrIO, sn.SnapshotID, err)
 	}
+	if !slices.ContainsFunc(manifests, func(m iceberg.ManifestFile) bool { return m.ManifestContent() == iceberg.ManifestContentDeletes }) {
+		return nil, nil // no delete file to drop: the data manifests need no reading
+	}
 	meta := t.Metadata()
 	key := func(df iceberg.DataFile) (string, bool) {
 		spec := meta.PartitionSpecByID(int(df.SpecID()))
