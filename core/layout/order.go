@@ -264,14 +264,29 @@ func (s *Sorter) OrderID() int { return s.order.OrderID() }
 // Sort returns the rows of recs (one schema) as one batch in the sort
 // order; ties keep their input order. The caller releases the result.
 func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(s.zorder) > 0 {
-		return s.sortZ(ctx, recs, mem)
+	for _, r := range recs {
+		r.Retain()
 	}
-	rec, err := Concat(recs, mem)
+	rows, err := NewRows(recs, mem)
 	if err != nil {
 		return nil, err
 	}
-	defer rec.Release()
+	defer rows.Release()
+	idx, err := s.Order(ctx, rows.Batches, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Release()
+	return rows.Gather(ctx, idx, mem)
+}
+
+// Order returns the row numbers of recs (taken as one run of rows) in the
+// sort order, ties in row order, as an integer array for Rows.Gather.
+// The caller releases it.
+func (s *Sorter) Order(ctx context.Context, recs []arrow.RecordBatch, mem memory.Allocator) (arrow.Array, error) {
+	if len(s.zorder) > 0 {
+		return s.orderZ(recs, mem)
+	}
 	keys := make([]arrow.Array, 0, s.order.Len())
 	defer func() {
 		for _, k := range keys {
@@ -281,12 +296,7 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 	fields := make([]arrow.Field, 0, s.order.Len())
 	opts := make(compute.SortOptions, 0, s.order.Len())
 	for i, f := range s.order.Fields() {
-		src, err := transform.SourceColumn(rec, s.schema, f.SourceID(), mem)
-		if err != nil {
-			return nil, err
-		}
-		key, err := transform.Apply(f.Transform, src, mem)
-		src.Release()
+		key, err := s.key(recs, f, mem)
 		if err != nil {
 			return nil, err
 		}
@@ -310,13 +320,12 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("k%d", i), Type: key.DataType(), Nullable: true})
 		opts = append(opts, k)
 	}
-	keyRec := array.NewRecordBatch(arrow.NewSchema(fields, nil), keys, rec.NumRows())
+	keyRec := array.NewRecordBatch(arrow.NewSchema(fields, nil), keys, int64(keys[0].Len()))
 	defer keyRec.Release()
 	// sort_indices takes Go's allocator: arrow-go v18.8 keeps an extra
 	// reference on the indices' buffer, which only the garbage collector
 	// frees.
 	sortCtx := compute.WithAllocator(ctx, memory.DefaultAllocator)
-	ctx = compute.WithAllocator(ctx, mem)
 	keyDatum := compute.NewDatum(keyRec) // NewDatum retains what it wraps
 	defer keyDatum.Release()
 	idx, err := compute.CallFunction(sortCtx, "sort_indices", opts, keyDatum)
@@ -324,13 +333,38 @@ func (s *Sorter) Sort(ctx context.Context, recs []arrow.RecordBatch, mem memory.
 		return nil, fmt.Errorf("%w: sorting by %s: %v", errs.ErrNotSupported, strings.Join(Describe(s.order, s.schema), ", "), err)
 	}
 	defer idx.Release()
-	recDatum := compute.NewDatum(rec)
-	defer recDatum.Release()
-	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), recDatum, idx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: reordering rows by the sort order: %v", errs.ErrNotSupported, err)
+	return idx.(*compute.ArrayDatum).MakeArray(), nil
+}
+
+// key is sort field f's values over recs, as one array.
+func (s *Sorter) key(recs []arrow.RecordBatch, f table.SortField, mem memory.Allocator) (arrow.Array, error) {
+	parts := make([]arrow.Array, 0, len(recs))
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for _, r := range recs {
+		src, err := transform.SourceColumn(r, s.schema, f.SourceID(), mem)
+		if err != nil {
+			return nil, err
+		}
+		key, err := transform.Apply(f.Transform, src, mem)
+		src.Release()
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, key)
 	}
-	return out.(*compute.RecordDatum).Value, nil
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	key, err := array.Concatenate(parts, mem)
+	if err != nil {
+		return nil, fmt.Errorf("%w: joining the sort keys of %d batches: %v", errs.ErrNotSupported, len(parts), err)
+	}
+	return key, nil
 }
 
 // nanRank is, for a float key holding NaN, 0 or 1 per row (NaN rows 1
@@ -369,40 +403,4 @@ func nanRank(key arrow.Array, desc bool, mem memory.Allocator) arrow.Array {
 		}
 	}
 	return b.NewArray()
-}
-
-// Concat joins recs (one schema) into one batch; a single batch is
-// returned retained. The caller releases the result.
-func Concat(recs []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("%w: nothing to sort", errs.ErrInvalidArgument)
-	}
-	if len(recs) == 1 {
-		recs[0].Retain()
-		return recs[0], nil
-	}
-	n := int64(0)
-	for _, r := range recs {
-		n += r.NumRows()
-	}
-	cols := make([]arrow.Array, recs[0].NumCols())
-	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
-			}
-		}
-	}()
-	parts := make([]arrow.Array, len(recs))
-	for i := range cols {
-		for j, r := range recs {
-			parts[j] = r.Column(i)
-		}
-		c, err := array.Concatenate(parts, mem)
-		if err != nil {
-			return nil, fmt.Errorf("%w: joining batches of column %q: %v", errs.ErrNotSupported, recs[0].ColumnName(i), err)
-		}
-		cols[i] = c
-	}
-	return array.NewRecordBatch(recs[0].Schema(), cols, n), nil
 }

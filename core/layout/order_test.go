@@ -1,7 +1,9 @@
 package layout
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -311,13 +313,13 @@ func TestZOrderBits(t *testing.T) {
 	b.AppendNull()
 	a := b.NewArray()
 	defer a.Release()
-	out := make([]byte, 8)
+	word, err := orderedWord(a)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
 	for i := range a.Len() {
-		if err := orderedBytes(a, i, out); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%x", out))
+		got = append(got, fmt.Sprintf("%016x", word(i)))
 	}
 	want := []string{"7fffffffffffffff", "8000000000000000", "8000000000000001", "0000000000000000"}
 	if !slices.Equal(got, want) {
@@ -327,5 +329,69 @@ func TestZOrderBits(t *testing.T) {
 	copyRunes(s, "abcdefgé") // é (2 bytes) does not fit whole
 	if string(s) != "abcdefg\x00" {
 		t.Fatalf("string bytes %q", s)
+	}
+}
+
+// The word-at-a-time interleaving is ZOrderByteUtils' bit-at-a-time one,
+// for every column count up to beyond its fast path.
+func TestInterleaveWordsMatchesInterleave(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 2000 {
+		k := 1 + rng.IntN(10)
+		v := make([]uint64, k)
+		cols := make([][]byte, k)
+		for j := range v {
+			switch rng.IntN(3) {
+			case 0:
+				v[j] = rng.Uint64()
+			case 1:
+				v[j] = uint64(rng.IntN(1000)) ^ 1<<63
+			}
+			cols[j] = binary.BigEndian.AppendUint64(nil, v[j])
+		}
+		want := interleave(cols, 8*k)
+		out := make([]uint64, k)
+		interleaveWords(v, out)
+		var got []byte
+		for _, w := range out {
+			got = binary.BigEndian.AppendUint64(got, w)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("k=%d %x: got %x, want %x", k, v, got, want)
+		}
+	}
+}
+
+// sortZ orders rows as a stable sort of their keys' bytes, whether the
+// keys differ in their first words, only in later ones, or not at all.
+func TestSortZMatchesStableByteSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for range 300 {
+		k := 1 + rng.IntN(5)
+		n := rng.IntN(3000)
+		shared := rng.IntN(k + 1) // leading words every row shares
+		keys := make([]uint64, n*k)
+		for i := range n {
+			for w := range k {
+				if w < shared {
+					keys[i*k+w] = 42
+				} else {
+					keys[i*k+w] = uint64(rng.IntN(4)) // many ties
+				}
+			}
+		}
+		got := sortZ(keys, k, n)
+		want := make([]int64, n)
+		for i := range want {
+			want[i] = int64(i)
+		}
+		slices.SortStableFunc(want, func(a, b int64) int {
+			return slices.Compare(keys[int(a)*k:int(a+1)*k], keys[int(b)*k:int(b+1)*k])
+		})
+		ids := got.(*array.Int64).Int64Values()
+		if !slices.Equal(ids, want) {
+			t.Fatalf("k=%d n=%d shared=%d: got %v, want %v", k, n, shared, ids, want)
+		}
+		got.Release()
 	}
 }

@@ -463,29 +463,37 @@ func (d *distributor) buffer(part transform.Partition, batchRows int64) error {
 // flush sorts a partition's buffer and writes it into files of its own.
 // A flush forced by the buffer limit waits for the files; the final flush
 // leaves them encoding in parallel (closed by finish). A large final
-// unpartitioned buffer is cut into one contiguous run per core.
+// unpartitioned buffer is cut into one contiguous run per core. Sorted
+// rows are gathered gatherRows at a time, taking turns between the runs,
+// so the buffer is held once and the runs' writers encode at once.
 func (d *distributor) flush(key string, final bool) error {
 	b := d.bufs[key]
 	delete(d.bufs, key)
 	d.bufOrder = slices.DeleteFunc(d.bufOrder, func(k string) bool { return k == key })
 	d.buffered -= b.bytes
-	var sorted arrow.RecordBatch
-	var err error
-	if d.p.sorter != nil {
-		sorted, err = d.p.sorter.Sort(d.ctx, b.recs, d.mem)
-	} else {
-		sorted, err = layout.Concat(b.recs, d.mem)
-	}
-	ReleaseAll(b.recs)
+	rows, err := layout.NewRows(b.recs, d.mem)
+	b.recs = nil
 	if err != nil {
 		return err
 	}
-	defer sorted.Release()
+	defer rows.Release()
+	var order arrow.Array // nil: rows in their order
+	if d.p.sorter != nil {
+		if order, err = d.p.sorter.Order(d.ctx, rows.Batches, d.mem); err != nil {
+			return err
+		}
+		defer order.Release()
+	}
 	runs := int64(1)
 	if final && d.p.Spec.IsUnpartitioned() && b.bytes > spreadAfterBytes {
 		runs = int64(Workers())
 	}
-	n := sorted.NumRows()
+	n := rows.NumRows()
+	type run struct {
+		s      *slot
+		lo, hi int64
+	}
+	var open []run
 	for i := range runs {
 		lo, hi := n*i/runs, n*(i+1)/runs
 		if lo == hi {
@@ -495,12 +503,47 @@ func (d *distributor) flush(key string, final bool) error {
 		if err != nil {
 			return err
 		}
-		sl := sorted.NewSlice(lo, hi)
-		err = s.w.Write(sl)
-		sl.Release()
 		d.closing = append(d.closing, s)
-		if err != nil {
-			return err
+		open = append(open, run{s, lo, hi})
+	}
+	starts := make([]int64, len(rows.Batches))
+	for i := 1; i < len(starts); i++ {
+		starts[i] = starts[i-1] + rows.Batches[i-1].NumRows()
+	}
+	for len(open) > 0 {
+		for i := 0; i < len(open); i++ {
+			r := &open[i]
+			var piece arrow.RecordBatch
+			if order == nil { // the rest of the batch holding row lo
+				bi, found := slices.BinarySearch(starts, r.lo)
+				if !found {
+					bi--
+				}
+				for rows.Batches[bi].NumRows() == 0 { // starts of empty batches repeat
+					bi++
+				}
+				hi := min(r.hi, starts[bi]+rows.Batches[bi].NumRows())
+				piece = rows.Batches[bi].NewSlice(r.lo-starts[bi], hi-starts[bi])
+				r.lo = hi
+			} else {
+				hi := min(r.hi, r.lo+gatherRows)
+				idx := array.NewSlice(order, r.lo, hi)
+				piece, err = rows.Gather(d.ctx, idx, d.mem)
+				idx.Release()
+				if err != nil {
+					return err
+				}
+				r.lo = hi
+			}
+			err := r.s.w.Write(piece)
+			piece.Release()
+			if err != nil {
+				return err
+			}
+			if r.lo == r.hi {
+				open = slices.Delete(open, i, i+1)
+				i--
+			}
 		}
 	}
 	if final {
@@ -508,6 +551,9 @@ func (d *distributor) flush(key string, final bool) error {
 	}
 	return d.closeWaiting()
 }
+
+// gatherRows is the rows of a sorted buffer copied into order at a time.
+const gatherRows = 1 << 16
 
 // closeWaiting closes the writers of finished buffers.
 func (d *distributor) closeWaiting() error {
