@@ -63,6 +63,9 @@ type tuner struct {
 	lastTime   time.Time
 	// pending: a timer will apply the rule again after RateWindow.
 	pending bool
+	// held is the bytes of the live heap held rather than worked through
+	// (Hold).
+	held int64
 }
 
 var samples = []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
@@ -133,8 +136,31 @@ func (t *tuner) apply() {
 			t.apply()
 		})
 	}
+	held := t.held
 	t.mu.Unlock()
-	t.setPercent(Percent(s, live, h))
+	t.setPercent(Percent(s, live, held, h))
+}
+
+// Hold tells the tuner that n bytes of the live heap are held for a while
+// (a sort buffer being written out) rather than worked through: they earn
+// no headroom, so the garbage made around them is collected before it adds
+// up to a quarter of them. The rule is applied at once, and again when the
+// returned func ends the hold.
+func Hold(n int64) (release func()) { return std.hold(n) }
+
+func (t *tuner) hold(n int64) func() {
+	change := func(d int64) {
+		t.mu.Lock()
+		t.held += d
+		started := t.started
+		t.mu.Unlock()
+		if started {
+			t.apply()
+		}
+	}
+	change(n)
+	var once sync.Once
+	return func() { once.Do(func() { change(-n) }) }
 }
 
 // Headroom is the floor of headroom rule s gives a program that allocated
@@ -147,16 +173,16 @@ func Headroom(s Settings, rate float64) int64 {
 	return min(max(h, s.LowHeadroom), s.MinHeadroom)
 }
 
-// Percent is the GOGC that rule s gives for live bytes of live heap and a
-// floor of headroom bytes.
-func Percent(s Settings, live, headroom int64) int {
-	p := s.Percent
-	if live > 0 {
-		if h := int(headroom * 100 / live); h > p {
-			p = h
+// Percent is the GOGC that rule s gives for live bytes of live heap, of
+// which held bytes earn no headroom, and a floor of headroom bytes: the
+// heap may grow by Percent of the rest of the live heap, or the floor.
+func Percent(s Settings, live, held, headroom int64) int {
+	if live <= 0 {
+		if headroom > 0 {
+			return 1000
 		}
-	} else if headroom > 0 {
-		p = 1000
+		return s.Percent
 	}
-	return min(p, 1000)
+	p := max(int64(s.Percent)*max(live-held, 0)/live, headroom*100/live)
+	return int(min(max(p, 1), 1000))
 }

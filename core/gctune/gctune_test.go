@@ -22,9 +22,49 @@ func TestPercent(t *testing.T) {
 		{4 << 20, 1000}, // capped
 		{0, 1000},       // nothing measured yet
 	} {
-		if got := Percent(s, c.live, s.MinHeadroom); got != c.want {
+		if got := Percent(s, c.live, 0, s.MinHeadroom); got != c.want {
 			t.Errorf("live %d: GOGC %d, want %d", c.live, got, c.want)
 		}
+	}
+}
+
+// Held bytes earn no headroom: a 1 GiB heap of which 900 MiB is a held
+// sort buffer grows by a quarter of the rest, or the floor.
+func TestHeldBytesEarnNoHeadroom(t *testing.T) {
+	s := Settings{Percent: 25, MinHeadroom: 64 << 20}
+	for _, c := range []struct {
+		live, held int64
+		want       int
+	}{
+		{1 << 30, 0, 25},
+		{1 << 30, 512 << 20, 12},   // a quarter of 512 MiB is 12.5% of 1 GiB
+		{1 << 30, 1000 << 20, 6},   // the 64 MiB floor
+		{100 << 20, 200 << 20, 64}, // held more than was live at the last collection: the floor
+		{64 << 30, 64 << 30, 1},    // at least 1
+	} {
+		if got := Percent(s, c.live, c.held, s.MinHeadroom); got != c.want {
+			t.Errorf("live %d held %d: GOGC %d, want %d", c.live, c.held, got, c.want)
+		}
+	}
+	f, tu := newFake(s)
+	f.allocate(1<<30, 1<<30, time.Second)
+	if got := f.collect(tu); got != 25 {
+		t.Fatalf("1 GiB live: GOGC %d, want 25", got)
+	}
+	release := tu.hold(768 << 20)
+	if got := f.gogc(); got != 6 {
+		t.Fatalf("holding 768 MiB of 1 GiB: GOGC %d at once, want 6", got)
+	}
+	if got := f.collect(tu); got != 6 {
+		t.Fatalf("holding, after a collection: GOGC %d, want 6", got)
+	}
+	release()
+	release() // a second call changes nothing
+	if got := f.gogc(); got != 25 {
+		t.Fatalf("released: GOGC %d, want 25", got)
+	}
+	if got := f.collect(tu); got != 25 {
+		t.Fatalf("released, after a collection: GOGC %d, want 25", got)
 	}
 }
 
@@ -48,7 +88,7 @@ func TestHeadroomFollowsTheAllocationRate(t *testing.T) {
 		}
 	}
 	// A slow allocator with 80 MB live (W5's write) gets GOGC 25, not 80.
-	if got := Percent(s, 80<<20, Headroom(s, 4<<20)); got != 25 {
+	if got := Percent(s, 80<<20, 0, Headroom(s, 4<<20)); got != 25 {
 		t.Errorf("slow allocator, 80 MB live: GOGC %d, want 25", got)
 	}
 	s.RateWindow = 0

@@ -4,25 +4,34 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sort"
 	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
 
-// Rows is a sort buffer held for Gather: its batches as they came, with
-// each column either read across the batches (Arrow's take reads chunked
-// primitive and binary columns) or joined once into one array (the other
-// types). Joining everything would hold the rows twice while it runs.
+// Rows is a sort buffer held for Gather: its batches as they came, each
+// column read across the batches (by Arrow's take for primitive and binary
+// columns, by fixedColumn for decimals and fixed-size binaries) or, for
+// nested types, joined once into one array. Joining everything would hold
+// the rows twice while it runs.
 type Rows struct {
 	Batches []arrow.RecordBatch
-	cols    []compute.Datum
+	cols    []column
 	n       int64
+}
+
+// column is one column of Rows, taken a slice of the order at a time.
+type column interface {
+	take(ctx context.Context, idx arrow.Array, mem memory.Allocator) (arrow.Array, error)
+	release()
 }
 
 // NewRows takes ownership of recs (one schema, at least one batch).
@@ -34,28 +43,146 @@ func NewRows(recs []arrow.RecordBatch, mem memory.Allocator) (*Rows, error) {
 	for _, b := range recs {
 		r.n += b.NumRows()
 	}
-	parts := make([]arrow.Array, len(recs))
 	for i := range int(recs[0].NumCols()) {
+		parts := make([]arrow.Array, len(r.Batches))
 		for j, b := range r.Batches {
 			parts[j] = b.Column(i)
 		}
 		dt := parts[0].DataType()
-		if len(parts) == 1 || arrow.IsPrimitive(dt.ID()) || arrow.IsBaseBinary(dt.ID()) {
+		_, fixed := dt.(arrow.FixedWidthDataType)
+		switch {
+		case len(parts) == 1 || arrow.IsPrimitive(dt.ID()) || arrow.IsBaseBinary(dt.ID()):
 			ch := arrow.NewChunked(dt, parts)
-			r.cols = append(r.cols, compute.NewDatum(ch))
+			r.cols = append(r.cols, datumColumn{compute.NewDatum(ch)})
 			ch.Release()
-			continue
+		case fixed && dt.ID() != arrow.EXTENSION:
+			r.cols = append(r.cols, newFixedColumn(parts))
+		default:
+			a, err := array.Concatenate(parts, mem)
+			if err != nil {
+				r.Release()
+				return nil, fmt.Errorf("%w: joining batches of column %q: %v", errs.ErrNotSupported, r.Batches[0].ColumnName(i), err)
+			}
+			r.cols = append(r.cols, datumColumn{compute.NewDatum(a)})
+			r.share(i, a)
+			a.Release()
 		}
-		a, err := array.Concatenate(parts, mem)
-		if err != nil {
-			r.Release()
-			return nil, fmt.Errorf("%w: joining batches of column %q: %v", errs.ErrNotSupported, r.Batches[0].ColumnName(i), err)
-		}
-		r.cols = append(r.cols, compute.NewDatum(a))
-		r.share(i, a)
-		a.Release()
 	}
 	return r, nil
+}
+
+// datumColumn is a column Arrow's take reads: chunked, or one array.
+type datumColumn struct{ d compute.Datum }
+
+func (c datumColumn) release() { c.d.Release() }
+
+func (c datumColumn) take(ctx context.Context, idx arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+	ix := compute.NewDatum(idx)
+	defer ix.Release()
+	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), c.d, ix)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Release()
+	switch o := out.(type) {
+	case *compute.ArrayDatum:
+		return o.MakeArray(), nil
+	case *compute.ChunkedDatum:
+		chunks := o.Chunks()
+		if len(chunks) == 1 {
+			chunks[0].Retain()
+			return chunks[0], nil
+		}
+		return array.Concatenate(chunks, mem)
+	}
+	return nil, fmt.Errorf("take returned a %s", out.Kind())
+}
+
+// fixedColumn is a fixed-width column Arrow's take would join before
+// reading (decimals, fixed-size binaries): its values are copied from the
+// chunks here, a value's width at a time.
+type fixedColumn struct {
+	dt     arrow.DataType
+	width  int
+	chunks []arrow.Array
+	starts []int64 // the first row of each chunk, then the row count
+	nulls  bool
+}
+
+func newFixedColumn(chunks []arrow.Array) *fixedColumn {
+	f := &fixedColumn{dt: chunks[0].DataType(), width: chunks[0].DataType().(arrow.FixedWidthDataType).BitWidth() / 8, starts: make([]int64, len(chunks)+1)}
+	for i, c := range chunks {
+		c.Retain()
+		f.chunks = append(f.chunks, c)
+		f.starts[i+1] = f.starts[i] + int64(c.Len())
+		f.nulls = f.nulls || c.NullN() > 0
+	}
+	return f
+}
+
+func (f *fixedColumn) release() {
+	for _, c := range f.chunks {
+		c.Release()
+	}
+}
+
+func (f *fixedColumn) take(_ context.Context, idx arrow.Array, mem memory.Allocator) (arrow.Array, error) {
+	n, w := idx.Len(), f.width
+	var at func(i int) int64
+	switch x := idx.(type) {
+	case *array.Int32:
+		at = func(i int) int64 { return int64(x.Value(i)) }
+	case *array.Int64:
+		at = x.Value
+	case *array.Uint32:
+		at = func(i int) int64 { return int64(x.Value(i)) }
+	case *array.Uint64: // sort_indices
+		at = func(i int) int64 { return int64(x.Value(i)) }
+	default:
+		return nil, fmt.Errorf("indices of type %s", idx.DataType())
+	}
+	values := memory.NewResizableBuffer(mem)
+	values.Resize(n * w)
+	out := values.Bytes()
+	var valid *memory.Buffer
+	var bits []byte
+	if f.nulls {
+		valid = memory.NewResizableBuffer(mem)
+		valid.Resize(int(bitutil.BytesForBits(int64(n))))
+		bits = valid.Bytes()
+		clear(bits)
+	}
+	nullCount, c := 0, 0
+	for i := range n {
+		g := at(i)
+		if g < f.starts[c] || g >= f.starts[c+1] {
+			c = sort.Search(len(f.chunks), func(k int) bool { return f.starts[k+1] > g })
+			if c == len(f.chunks) || g < 0 {
+				values.Release()
+				if valid != nil {
+					valid.Release()
+				}
+				return nil, fmt.Errorf("%w: row %d of %d", arrow.ErrIndex, g, f.starts[len(f.chunks)])
+			}
+		}
+		ch := f.chunks[c]
+		j := int(g-f.starts[c]) + ch.Data().Offset()
+		copy(out[i*w:(i+1)*w], ch.Data().Buffers()[1].Bytes()[j*w:(j+1)*w])
+		if bits != nil {
+			if ch.IsValid(int(g - f.starts[c])) {
+				bitutil.SetBit(bits, i)
+			} else {
+				nullCount++
+			}
+		}
+	}
+	data := array.NewData(f.dt, n, []*memory.Buffer{valid, values}, nil, nullCount, 0)
+	values.Release()
+	if valid != nil {
+		valid.Release()
+	}
+	defer data.Release()
+	return array.MakeFromData(data), nil
 }
 
 // share makes column i of the batches slices of a, their values joined,
@@ -79,7 +206,7 @@ func (r *Rows) NumRows() int64 { return r.n }
 // Release releases the batches and the columns.
 func (r *Rows) Release() {
 	for _, c := range r.cols {
-		c.Release()
+		c.release()
 	}
 	for _, b := range r.Batches {
 		b.Release()
@@ -102,7 +229,7 @@ func (r *Rows) Gather(ctx context.Context, idx arrow.Array, mem memory.Allocator
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cols[i], failed[i] = take(ctx, r.cols[i], idx, mem)
+			cols[i], failed[i] = r.cols[i].take(ctx, idx, mem)
 		}()
 	}
 	wg.Wait()
@@ -121,29 +248,6 @@ func (r *Rows) Gather(ctx context.Context, idx arrow.Array, mem memory.Allocator
 		c.Release()
 	}
 	return out, nil
-}
-
-// take is one column's values at idx, as one array.
-func take(ctx context.Context, values compute.Datum, idx arrow.Array, mem memory.Allocator) (arrow.Array, error) {
-	ix := compute.NewDatum(idx)
-	defer ix.Release()
-	out, err := compute.Take(ctx, *compute.DefaultTakeOptions(), values, ix)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Release()
-	switch o := out.(type) {
-	case *compute.ArrayDatum:
-		return o.MakeArray(), nil
-	case *compute.ChunkedDatum:
-		chunks := o.Chunks()
-		if len(chunks) == 1 {
-			chunks[0].Retain()
-			return chunks[0], nil
-		}
-		return array.Concatenate(chunks, mem)
-	}
-	return nil, fmt.Errorf("take returned a %s", out.Kind())
 }
 
 // workers is the goroutines a parallel step uses: one per core.
@@ -174,10 +278,17 @@ func parallel(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// int64Array wraps v, without copying, as an Int64 array.
-func int64Array(v []int64) arrow.Array {
-	buf := memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(v))
-	data := array.NewData(arrow.PrimitiveTypes.Int64, len(v), []*memory.Buffer{nil, buf}, nil, 0, 0)
+// indexArray wraps v, without copying, as an Int32 or Int64 array.
+func indexArray[T int32 | int64](v []T) arrow.Array {
+	var buf *memory.Buffer
+	var dt arrow.DataType
+	switch x := any(v).(type) {
+	case []int32:
+		buf, dt = memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(x)), arrow.PrimitiveTypes.Int32
+	case []int64:
+		buf, dt = memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(x)), arrow.PrimitiveTypes.Int64
+	}
+	data := array.NewData(dt, len(v), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
 	return array.MakeFromData(data)
 }

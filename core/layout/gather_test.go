@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Rows owns its batches: gathered rows (across chunked columns, and
-// decimal and list columns joined once) are the rows at the indices, and
+// Rows owns its batches: gathered rows (across chunked columns, decimals
+// with nulls read across chunks too, a list column joined once) are the rows at the indices, and
 // nothing is left allocated once everything is released.
 func TestRowsGatherOwnedBatches(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
@@ -33,7 +33,11 @@ func TestRowsGatherOwnedBatches(t *testing.T) {
 			want = append(want, v)
 			b.Field(0).(*array.Int64Builder).Append(v)
 			b.Field(1).(*array.StringBuilder).Append(string(rune('a' + v%26)))
-			b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(v * 3))
+			if v%7 == 3 {
+				b.Field(2).AppendNull()
+			} else {
+				b.Field(2).(*array.Decimal128Builder).Append(decimal128.FromI64(v * 3))
+			}
 			lb := b.Field(3).(*array.ListBuilder)
 			lb.Append(true)
 			lb.ValueBuilder().(*array.StringBuilder).Append(string(rune('A' + v%26)))
@@ -52,13 +56,29 @@ func TestRowsGatherOwnedBatches(t *testing.T) {
 	for i, p := range perm {
 		idx[i] = int64(p)
 	}
-	ia := int64Array(idx)
+	ia := indexArray(idx)
 	defer ia.Release()
 	out, err := rows.Gather(context.Background(), ia, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Release()
+	// sort_indices gives uint64 row numbers: the same rows.
+	ub := array.NewUint64Builder(mem)
+	for _, v := range idx {
+		ub.Append(uint64(v))
+	}
+	ua := ub.NewArray()
+	ub.Release()
+	defer ua.Release()
+	again, err := rows.Gather(context.Background(), ua, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Release()
+	if !array.RecordEqual(out, again) {
+		t.Fatal("gathered by uint64 row numbers: other rows")
+	}
 	for r := range n {
 		v := idx[r]
 		if got := out.Column(0).(*array.Int64).Value(r); got != v {
@@ -67,8 +87,9 @@ func TestRowsGatherOwnedBatches(t *testing.T) {
 		if got := out.Column(1).(*array.String).Value(r); got != string(rune('a'+v%26)) {
 			t.Fatalf("row %d: s %q", r, got)
 		}
-		if got := out.Column(2).(*array.Decimal128).Value(r); got != decimal128.FromI64(v*3) {
-			t.Fatalf("row %d: d %v", r, got)
+		d := out.Column(2).(*array.Decimal128)
+		if d.IsNull(r) != (v%7 == 3) || d.IsValid(r) && d.Value(r) != decimal128.FromI64(v*3) {
+			t.Fatalf("row %d (i %d): d %v null %v", r, v, d.Value(r), d.IsNull(r))
 		}
 		l := out.Column(3).(*array.List)
 		lo, _ := l.ValueOffsets(r)

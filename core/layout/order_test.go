@@ -388,7 +388,10 @@ func TestSortZMatchesStableByteSort(t *testing.T) {
 		slices.SortStableFunc(want, func(a, b int64) int {
 			return slices.Compare(keys[int(a)*k:int(a+1)*k], keys[int(b)*k:int(b+1)*k])
 		})
-		ids := got.(*array.Int64).Int64Values()
+		var ids []int64
+		for _, v := range got.(*array.Int32).Int32Values() {
+			ids = append(ids, int64(v))
+		}
 		if !slices.Equal(ids, want) {
 			t.Fatalf("k=%d n=%d shared=%d: got %v, want %v", k, n, shared, ids, want)
 		}

@@ -199,20 +199,28 @@ func sortEntries(ents []zEntry, rest []uint64, k, f int) arrow.Array {
 		}()
 	}
 	wg.Wait()
-	idx := make([]int64, 0, n)
-	for len(parts) > 0 {
-		m := 0
-		for j := 1; j < len(parts); j++ {
-			if compare(parts[j][0], parts[m][0]) < 0 {
-				m = j
+	merge := func(emit func(row int64)) {
+		for len(parts) > 0 {
+			m := 0
+			for j := 1; j < len(parts); j++ {
+				if compare(parts[j][0], parts[m][0]) < 0 {
+					m = j
+				}
+			}
+			emit(parts[m][0].row)
+			if parts[m] = parts[m][1:]; len(parts[m]) == 0 {
+				parts = slices.Delete(parts, m, m+1)
 			}
 		}
-		idx = append(idx, parts[m][0].row)
-		if parts[m] = parts[m][1:]; len(parts[m]) == 0 {
-			parts = slices.Delete(parts, m, m+1)
-		}
 	}
-	return int64Array(idx)
+	if n <= math.MaxInt32 { // half the memory of 64-bit indices
+		idx := make([]int32, 0, n)
+		merge(func(row int64) { idx = append(idx, int32(row)) })
+		return indexArray(idx)
+	}
+	idx := make([]int64, 0, n)
+	merge(func(row int64) { idx = append(idx, row) })
+	return indexArray(idx)
 }
 
 // sameWord reports whether word w of every row's key is the same.

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
+	"github.com/pyiceberg-go/pyiceberg-go/core/gctune"
 	"github.com/pyiceberg-go/pyiceberg-go/core/layout"
 	"github.com/pyiceberg-go/pyiceberg-go/core/parquet"
 	"github.com/pyiceberg-go/pyiceberg-go/core/paths"
@@ -477,6 +478,9 @@ func (d *distributor) flush(key string, final bool) error {
 		return err
 	}
 	defer rows.Release()
+	// The buffer is held until its last piece is written: the garbage of
+	// sorting and gathering around it is collected early (gctune.Hold).
+	defer gctune.Hold(b.bytes)()
 	var order arrow.Array // nil: rows in their order
 	if d.p.sorter != nil {
 		if order, err = d.p.sorter.Order(d.ctx, rows.Batches, d.mem); err != nil {

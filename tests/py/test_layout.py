@@ -15,6 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import pyiceberg_go as ig
 
@@ -38,6 +40,9 @@ def frame(n: int, seed: int = 0) -> pa.Table:
             "amount": pa.array([float(i % 97) for i in ids], pa.float64()),
         }
     )
+
+
+_gather_ids = itertools.count()
 
 
 def files_of(catalog: Any, name: str) -> pa.Table:
@@ -241,3 +246,42 @@ def test_filters_after_widening_prune_safely(pyiceberg_catalog: Any) -> None:
     rows.update({3: 30.0, 9: 90.0})
     got = pyiceberg_catalog.load_table("db.widened").scan().to_arrow()
     assert dict(zip(got.column("id").to_pylist(), got.column("x").to_pylist())) == rows
+
+
+_dec = st.none() | st.decimals(min_value=-(10**16), max_value=10**16, places=2, allow_nan=False, allow_infinity=False)
+_row = st.tuples(
+    st.integers(0, 4),  # the sort key: many ties
+    _dec,
+    st.none() | st.text(max_size=12),
+    st.none() | st.lists(st.none() | st.integers(-5, 5), max_size=3),
+    st.none() | st.binary(min_size=16, max_size=16),
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(_row, min_size=1, max_size=60), batch=st.integers(1, 9))
+def test_sorted_write_moves_every_column_with_its_row(pyiceberg_catalog: Any, rows: list, batch: int) -> None:
+    """A sorted write gathers each column (decimals and fixed-size binaries across the buffer's
+    batches, a list column joined once) by the same order: every row keeps its own values, and
+    rows with equal keys keep their input order."""
+    ident = f"db.gather_{next(_gather_ids)}"
+    schema = pa.schema(
+        [
+            pa.field("pos", pa.int32(), nullable=False),
+            pa.field("k", pa.int32()),
+            pa.field("d", pa.decimal128(20, 2)),
+            pa.field("s", pa.string()),
+            pa.field("l", pa.list_(pa.int32())),
+            pa.field("u", pa.binary(16)),
+        ]
+    )
+    cols = list(zip(*rows, strict=True))
+    t = pa.table([pa.array(range(len(rows)), pa.int32()), *[pa.array(c, schema.field(i + 1).type) for i, c in enumerate(cols)]], schema=schema)
+    # Many small batches: the sort buffer holds them as they came.
+    t = pa.Table.from_batches(t.to_batches(max_chunksize=batch), schema=schema)
+    ig.writeTo(t, ident).sortedBy("k").create()
+    files = files_of(pyiceberg_catalog, ident).column("file_path").to_pylist()
+    assert len(files) == 1
+    got = pq.read_table(local(files[0])).select(schema.names)
+    want = t.take(pc.sort_indices(t, [("k", "ascending"), ("pos", "ascending")]))
+    assert got.cast(schema).equals(want.combine_chunks())
