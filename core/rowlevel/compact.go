@@ -2,6 +2,7 @@ package rowlevel
 
 import (
 	"context"
+	"iter"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -449,30 +450,26 @@ func (c *compaction) rewrite(ctx context.Context, t *table.Table, groups []*file
 	})
 }
 
-// rewriteGroup reads the group's files one after another, their delete
-// files applied, into one write of the current spec.
+// rewriteGroup reads the group's files one after another (the next ones
+// decoded ahead on the other cores), their delete files applied, into one
+// write of the current spec.
 func (c *compaction) rewriteGroup(ctx context.Context, t *table.Table, g *fileGroup, spread int) (write.Written, error) {
 	first := g.tasks[0]
 	sch, batches, err := readTask(ctx, t, c.start, first, write.RewriteBatchRows)
 	if err != nil {
 		return write.Written{}, fmt.Errorf("%w: reading %s: %v", errs.ErrIO, first.File.FilePath(), err)
 	}
-	all := func(yield func(arrow.RecordBatch, error) bool) {
-		for i, task := range g.tasks {
-			if i > 0 {
-				var err error
-				if _, batches, err = readTask(ctx, t, c.start, task, write.RewriteBatchRows); err != nil {
-					yield(nil, fmt.Errorf("reading %s: %w", task.File.FilePath(), err))
-					return
-				}
-			}
-			for rec, err := range batches {
-				if !yield(rec, err) || err != nil {
-					return
-				}
-			}
+	all := readAhead(ctx, len(g.tasks), write.Workers(), func(i int) (iter.Seq2[arrow.RecordBatch, error], error) {
+		if i == 0 {
+			return batches, nil
 		}
-	}
+		task := g.tasks[i]
+		_, b, err := readTask(ctx, t, c.start, task, write.RewriteBatchRows)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", task.File.FilePath(), err)
+		}
+		return b, nil
+	})
 	wr, _, err := write.RewriteStream(sch, all, "the files of a rewrite group",
 		func(rec arrow.RecordBatch) ([]arrow.RecordBatch, bool, error) {
 			rec.Retain()
