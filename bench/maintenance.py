@@ -31,6 +31,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -191,6 +192,12 @@ def run_child(kind: str, arg: str, work: Path, data: Path, n: int) -> dict:
 # --------------------------------------------------------------------------- parent
 
 
+def median_run(rs: list[dict]) -> dict:
+    """The run of median time, with the median peak memory of all runs and every run's time."""
+    mid = sorted(rs, key=lambda r: r["s"])[len(rs) // 2]
+    return {**mid, "peak_mb": statistics.median(r["peak_mb"] for r in rs), "all_s": [r["s"] for r in rs]}
+
+
 def check(res: dict, rows: int) -> list[str]:
     bad = []
     for who in ("ours", "spark", "delta"):
@@ -203,6 +210,9 @@ def check(res: dict, rows: int) -> list[str]:
     return bad
 
 
+def fmt_runs(r: dict) -> str:
+    return ", ".join(f"{x:.2f}" for x in r["all_s"])
+
 
 def markdown(res: dict, info: dict) -> str:
     o, s, d = res["ours"], res["spark"], res["delta"]
@@ -214,7 +224,9 @@ def markdown(res: dict, info: dict) -> str:
         "",
         f"Run {info['date']} on {info['machine']['nproc']} cores ({info['machine']['cpu']}), load average "
         f"{info['load']} at the start; TPC-H lineitem SF{info['sf']} ({info['rows']:,} rows) appended as "
-        f"{info['slices']} commits to each table; one run; each procedure in a process of its own.",
+        f"{info['slices']} commits to each table; M1 and M2 {info['runs']} runs each, ours and delta-rs's in turn "
+        "on the tables as prepared, medians (time of the median run, median peak); Spark and M3 one run; each "
+        "procedure in a process of its own.",
         "",
         "| | ours s | Spark s | delta-rs s | ours / Spark | ours / delta-rs | ours peak MiB | delta-rs peak MiB |",
         "|---|---|---|---|---|---|---|---|",
@@ -235,7 +247,11 @@ def markdown(res: dict, info: dict) -> str:
         f"against delta-rs's {d['binpack']['peak_mb']:.0f} MiB "
         f"({'below' if o['binpack']['peak_mb'] < d['binpack']['peak_mb'] else 'not below'})",
         f"- z-order (M2) vs Spark: {base.target(o['zorder']['s'] / s['zorder']['s'], 0.3)}; vs delta-rs: "
-        f"{base.target(o['zorder']['s'] / d['zorder']['s'], 0.7)}",
+        f"{base.target(o['zorder']['s'] / d['zorder']['s'], 0.7)}; peak memory {o['zorder']['peak_mb']:.0f} MiB "
+        f"against delta-rs's {d['zorder']['peak_mb']:.0f} MiB "
+        f"({'below' if o['zorder']['peak_mb'] < d['zorder']['peak_mb'] else 'not below'})",
+        f"- every run's seconds, M1 ours / delta-rs: {fmt_runs(o['binpack'])} / {fmt_runs(d['binpack'])}; "
+        f"M2: {fmt_runs(o['zorder'])} / {fmt_runs(d['zorder'])}",
         f"- expiry (M3) vs Spark: {base.target(o['expire']['s'] / s['expire']['s'], 0.2)}",
         "",
         f"Results: ours {json.dumps(o['binpack']['result'])} (M1), {json.dumps(o['expire']['result'])} (M3); "
@@ -251,6 +267,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="SF 0.01 as 20 appends, no docs")
     ap.add_argument("--sf", default="1")
     ap.add_argument("--appends", type=int, default=1000)
+    ap.add_argument("--runs", type=int, default=3, help="runs of M1 and M2 (medians reported)")
     ap.add_argument("--no-docs", action="store_true")
     ap.add_argument("--child", nargs=5, metavar=("KIND", "ARG", "WORK", "DATA", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -260,7 +277,7 @@ def main() -> int:
         # deltalake 1.6.6 sometimes aborts while the interpreter shuts down: the result is out.
         os._exit(0)
     if args.quick:
-        args.sf, args.appends, args.no_docs = "0.01", 20, True
+        args.sf, args.appends, args.no_docs, args.runs = "0.01", 20, True, 2
     data = base.ensure_data(args.sf)
     work = base.CACHE / "maintenance"
     shutil.rmtree(work, ignore_errors=True)
@@ -270,11 +287,30 @@ def main() -> int:
     prep = run_child("prepare", "iceberg", work, data, n)
     run_child("prepare", "delta", work, data, n)
     print(f"prepared: {json.dumps(prep)}", flush=True)
-    res: dict = {"ours": {}, "delta": {}}
-    for what in ("binpack", "zorder", "expire"):
-        res["ours"][what] = run_child("ours", what, work, data, n)
-        res["delta"][what] = run_child("delta", what, work, data, n)
-        print(what, json.dumps(res["ours"][what]), json.dumps(res["delta"][what]), flush=True)
+    # M1 and M2 run args.runs times, ours and delta-rs's in turn, each on the tables as prepared
+    # (restored from a copy); the medians are reported. M3 runs once, on ours after the last M1.
+    pristine = [(work / name, work / f"{name}.orig") for name in ("wh", "catalog.db", "delta")]
+    for live, copy in pristine:
+        (shutil.copytree if live.is_dir() else shutil.copy2)(live, copy)
+    runs: dict = {"ours": {"binpack": [], "zorder": []}, "delta": {"binpack": [], "zorder": []}}
+    for r in range(args.runs):
+        for live, copy in pristine:
+            if live.is_dir():
+                shutil.rmtree(live)
+                shutil.copytree(copy, live)
+            else:
+                shutil.copy2(copy, live)
+        for what in ("binpack", "zorder"):
+            for who in ("ours", "delta"):
+                runs[who][what].append(run_child(who, what, work, data, n))
+            ours_r, delta_r = runs["ours"][what][-1], runs["delta"][what][-1]
+            print(f"run {r + 1}", what, json.dumps(ours_r), json.dumps(delta_r), flush=True)
+    for _, copy in pristine:
+        (shutil.rmtree if copy.is_dir() else os.remove)(copy)
+    res: dict = {who: {what: median_run(rs) for what, rs in by.items()} for who, by in runs.items()}
+    for who in ("ours", "delta"):
+        res[who]["expire"] = run_child(who, "expire", work, data, n)
+    print("expire", json.dumps(res["ours"]["expire"]), json.dumps(res["delta"]["expire"]), flush=True)
     res["spark"] = run_child("spark", "-", work, data, n)
     print("spark", json.dumps(res["spark"]), flush=True)
     shutil.rmtree(work, ignore_errors=True)
@@ -289,6 +325,7 @@ def main() -> int:
         "sf": args.sf,
         "rows": prep["rows"],
         "slices": prep["slices"],
+        "runs": args.runs,
     }
     section = markdown(res, info)
     print(section)
