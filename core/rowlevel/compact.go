@@ -2,10 +2,10 @@ package rowlevel
 
 import (
 	"context"
-	"iter"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"regexp"
 	"slices"
