@@ -25,7 +25,7 @@ import (
 type Rows struct {
 	Batches []arrow.RecordBatch
 	cols    []column
-	n       int64
+	starts  []int64 // the first row of each batch, then the row count
 }
 
 // column is one column of Rows, taken a slice of the order at a time.
@@ -39,9 +39,9 @@ func NewRows(recs []arrow.RecordBatch, mem memory.Allocator) (*Rows, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("%w: nothing to sort", errs.ErrInvalidArgument)
 	}
-	r := &Rows{Batches: slices.Clone(recs)} // share replaces batches: not in the caller's slice
-	for _, b := range recs {
-		r.n += b.NumRows()
+	r := &Rows{Batches: slices.Clone(recs), starts: make([]int64, len(recs)+1)} // share replaces batches: not in the caller's slice
+	for i, b := range recs {
+		r.starts[i+1] = r.starts[i] + b.NumRows()
 	}
 	for i := range int(recs[0].NumCols()) {
 		parts := make([]arrow.Array, len(r.Batches))
@@ -56,7 +56,7 @@ func NewRows(recs []arrow.RecordBatch, mem memory.Allocator) (*Rows, error) {
 			r.cols = append(r.cols, datumColumn{compute.NewDatum(ch)})
 			ch.Release()
 		case fixed && dt.ID() != arrow.EXTENSION:
-			r.cols = append(r.cols, newFixedColumn(parts))
+			r.cols = append(r.cols, newFixedColumn(parts, r.starts))
 		default:
 			a, err := array.Concatenate(parts, mem)
 			if err != nil {
@@ -105,16 +105,17 @@ type fixedColumn struct {
 	dt     arrow.DataType
 	width  int
 	chunks []arrow.Array
-	starts []int64 // the first row of each chunk, then the row count
+	values [][]byte // each chunk's value buffer, from its first value
+	starts []int64  // Rows.starts
 	nulls  bool
 }
 
-func newFixedColumn(chunks []arrow.Array) *fixedColumn {
-	f := &fixedColumn{dt: chunks[0].DataType(), width: chunks[0].DataType().(arrow.FixedWidthDataType).BitWidth() / 8, starts: make([]int64, len(chunks)+1)}
-	for i, c := range chunks {
+func newFixedColumn(chunks []arrow.Array, starts []int64) *fixedColumn {
+	f := &fixedColumn{dt: chunks[0].DataType(), width: chunks[0].DataType().(arrow.FixedWidthDataType).BitWidth() / 8, starts: starts}
+	for _, c := range chunks {
 		c.Retain()
 		f.chunks = append(f.chunks, c)
-		f.starts[i+1] = f.starts[i] + int64(c.Len())
+		f.values = append(f.values, c.Data().Buffers()[1].Bytes()[c.Data().Offset()*f.width:])
 		f.nulls = f.nulls || c.NullN() > 0
 	}
 	return f
@@ -155,21 +156,18 @@ func (f *fixedColumn) take(_ context.Context, idx arrow.Array, mem memory.Alloca
 	nullCount, c := 0, 0
 	for i := range n {
 		g := at(i)
-		if g < f.starts[c] || g >= f.starts[c+1] {
-			c = sort.Search(len(f.chunks), func(k int) bool { return f.starts[k+1] > g })
-			if c == len(f.chunks) || g < 0 {
-				values.Release()
-				if valid != nil {
-					valid.Release()
-				}
-				return nil, fmt.Errorf("%w: row %d of %d", arrow.ErrIndex, g, f.starts[len(f.chunks)])
+		if g < 0 || g >= f.starts[len(f.chunks)] {
+			values.Release()
+			if valid != nil {
+				valid.Release()
 			}
+			return nil, fmt.Errorf("%w: row %d of %d", arrow.ErrIndex, g, f.starts[len(f.chunks)])
 		}
-		ch := f.chunks[c]
-		j := int(g-f.starts[c]) + ch.Data().Offset()
-		copy(out[i*w:(i+1)*w], ch.Data().Buffers()[1].Bytes()[j*w:(j+1)*w])
+		c = batchOf(f.starts, g, c)
+		j := int(g - f.starts[c])
+		copy(out[i*w:(i+1)*w], f.values[c][j*w:(j+1)*w])
 		if bits != nil {
-			if ch.IsValid(int(g - f.starts[c])) {
+			if f.chunks[c].IsValid(j) {
 				bitutil.SetBit(bits, i)
 			} else {
 				nullCount++
@@ -201,7 +199,24 @@ func (r *Rows) share(i int, a arrow.Array) {
 }
 
 // NumRows is the rows of all the batches.
-func (r *Rows) NumRows() int64 { return r.n }
+func (r *Rows) NumRows() int64 { return r.starts[len(r.starts)-1] }
+
+// batchOf returns the batch holding row g (0 <= g < NumRows), searching
+// from batch hint first: the batch whose rows end after g (empty batches,
+// which end where they start, are never it).
+func batchOf(starts []int64, g int64, hint int) int {
+	if hint < len(starts)-1 && starts[hint] <= g && g < starts[hint+1] {
+		return hint
+	}
+	return sort.Search(len(starts)-1, func(k int) bool { return starts[k+1] > g })
+}
+
+// InOrder returns rows [lo, hi) as they are, up to the end of the batch
+// holding row lo (a slice of it, nothing copied).
+func (r *Rows) InOrder(lo, hi int64) arrow.RecordBatch {
+	b := batchOf(r.starts, lo, 0)
+	return r.Batches[b].NewSlice(lo-r.starts[b], min(hi, r.starts[b+1])-r.starts[b])
+}
 
 // Release releases the batches and the columns.
 func (r *Rows) Release() {

@@ -51,6 +51,20 @@ func TestRowsGatherOwnedBatches(t *testing.T) {
 	}
 	defer rows.Release()
 	n := len(want)
+	// In order, a batch at a time: every row once, empty batches skipped.
+	for lo := int64(0); lo < int64(n); {
+		piece := rows.InOrder(lo, int64(n))
+		if piece.NumRows() == 0 {
+			t.Fatalf("row %d: empty piece", lo)
+		}
+		for k := range int(piece.NumRows()) {
+			if v := piece.Column(0).(*array.Int64).Value(k); v != lo+int64(k) {
+				t.Fatalf("in order, row %d holds %d", lo+int64(k), v)
+			}
+		}
+		lo += piece.NumRows()
+		piece.Release()
+	}
 	perm := rng.Perm(n)
 	idx := make([]int64, n)
 	for i, p := range perm {

@@ -510,25 +510,13 @@ func (d *distributor) flush(key string, final bool) error {
 		d.closing = append(d.closing, s)
 		open = append(open, run{s, lo, hi})
 	}
-	starts := make([]int64, len(rows.Batches))
-	for i := 1; i < len(starts); i++ {
-		starts[i] = starts[i-1] + rows.Batches[i-1].NumRows()
-	}
 	for len(open) > 0 {
 		for i := 0; i < len(open); i++ {
 			r := &open[i]
 			var piece arrow.RecordBatch
 			if order == nil { // the rest of the batch holding row lo
-				bi, found := slices.BinarySearch(starts, r.lo)
-				if !found {
-					bi--
-				}
-				for rows.Batches[bi].NumRows() == 0 { // starts of empty batches repeat
-					bi++
-				}
-				hi := min(r.hi, starts[bi]+rows.Batches[bi].NumRows())
-				piece = rows.Batches[bi].NewSlice(r.lo-starts[bi], hi-starts[bi])
-				r.lo = hi
+				piece = rows.InOrder(r.lo, r.hi)
+				r.lo += piece.NumRows()
 			} else {
 				hi := min(r.hi, r.lo+gatherRows)
 				idx := array.NewSlice(order, r.lo, hi)
