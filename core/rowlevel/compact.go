@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/catalog"
@@ -48,6 +49,8 @@ type compaction struct {
 	opts  rewriteOptions
 	where *expr.Expr
 	start *table.Snapshot
+	// ahead is start's manifests, read while the files are rewritten.
+	ahead *manifestsAhead
 }
 
 // fileGroup is data files of one partition rewritten together, and what
@@ -108,6 +111,11 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	}
 	if len(groups) == 0 {
 		return res, nil
+	}
+	if fs, err := t.FS(ctx); err == nil {
+		actx, stop := context.WithCancel(ctx)
+		defer stop()
+		c.ahead = readManifestsAhead(actx, fs, c.start)
 	}
 	if err := c.rewrite(ctx, t, groups); err != nil || ctx.Err() != nil {
 		c.cleanup(ctx, groups)
@@ -530,7 +538,7 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 		if err := w.validateIsolation(ctx, head, c.start, write.IsolationNone, sc); err != nil {
 			return err
 		}
-		reqs, updates, err := w.stageRewrite(ctx, p, head.Metadata(), head.MetadataLocation(), remove, add, seq)
+		reqs, updates, err := w.stageRewrite(ctx, p, head.Metadata(), head.MetadataLocation(), remove, add, seq, c.ahead)
 		if err != nil {
 			return err
 		}
@@ -558,7 +566,7 @@ func (c *compaction) commitBatch(ctx context.Context, groups []*fileGroup, res *
 // (Java's RewriteFiles.dataSequenceNumber). Like Spark's rewrite commit,
 // it does not count the delete files it drops in removed_delete_files_count
 // (the snapshot summary does).
-func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Metadata, baseLoc string, remove []iceberg.DataFile, add write.Written, seq *int64) ([]table.Requirement, []table.Update, error) {
+func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Metadata, baseLoc string, remove []iceberg.DataFile, add write.Written, seq *int64, ahead *manifestsAhead) ([]table.Requirement, []table.Update, error) {
 	st, err := w.Stage(p, base, baseLoc, add)
 	if err != nil {
 		return nil, nil, err
@@ -571,32 +579,33 @@ func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Met
 	if err != nil {
 		return nil, nil, err
 	}
-	rb := st.Tx.NewRewrite(w.SnapshotProps(p))
-	for _, df := range remove {
-		rb.DeleteFile(df)
+	fs, err := st.Table.FS(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, df := range st.Files {
-		rb.AddDataFile(df)
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: the table's storage cannot be written", errs.ErrNotSupported)
 	}
+	locs, err := st.Table.LocationProvider()
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &replacement{base: base, parent: w.Head(base), fs: wfs, locs: locs, props: w.SnapshotProps(p),
+		read: ahead, removeData: remove, removeDeletes: dangling, add: st.Files, dataSeq: seq}
+	sn, err := r.stage(ctx)
+	if err != nil {
+		return nil, nil, stage.StagingErr(err)
+	}
+	st.Own(sn)
 	dvs := 0
 	for _, d := range dangling {
-		rb.DeleteFile(d)
 		if table.IsDeletionVector(d) {
 			dvs++
 		}
 	}
-	if seq != nil {
-		rb.DataSequenceNumber(*seq)
-	}
-	if err := rb.Commit(ctx); err != nil {
-		return nil, nil, stage.StagingErr(err)
-	}
-	hadMapping := base.NameMapping() != nil
 	return st.Finish(ctx, func(u []table.Update) []table.Update {
-		if !hadMapping {
-			u = dropNameMapping(u)
-		}
-		return countDVs(retitle(u, table.OpReplace, nil), 0, dvs)
+		return countDVs(u, 0, dvs)
 	})
 }
 

@@ -58,6 +58,10 @@ type Staging struct {
 	// pre and preReqs are a schema change, committed first.
 	pre     []table.Update
 	preReqs []table.Requirement
+	// branch is the target branch; own, a snapshot the caller built
+	// (Own), committed in place of the transaction's.
+	branch string
+	own    *table.Snapshot
 }
 
 // Open opens a transaction on base (at baseLoc; "" for a table being
@@ -73,13 +77,48 @@ func (c *Committer) Open(base table.Metadata, baseLoc string, pre []table.Update
 	if err != nil {
 		return nil, fmt.Errorf("%w: writing to branch %s: %v", errs.ErrValidation, c.BranchName(), err)
 	}
-	return &Staging{Table: staged, Tx: tx, cc: cc, tg: c.Target, pre: pre, preReqs: preReqs}, nil
+	return &Staging{Table: staged, Tx: tx, cc: cc, tg: c.Target, pre: pre, preReqs: preReqs, branch: c.BranchName()}, nil
+}
+
+// Own stages sn, a snapshot the caller built and wrote on the target
+// branch's head in base, in place of the transaction's: Finish commits it
+// as iceberg-go's producers commit theirs (the snapshot added, the branch
+// moved to it keeping its retention settings, the branch's head and the
+// table's uuid required unchanged).
+func (st *Staging) Own(sn *table.Snapshot) {
+	st.own = sn
+}
+
+func (st *Staging) ownUpdates() ([]table.Requirement, []table.Update) {
+	base := st.cc.base
+	var maxRefAge, maxSnapAge int64
+	var minKeep int
+	var head *int64
+	if ref, ok := RefOf(base, st.branch); ok {
+		id := ref.SnapshotID
+		head = &id
+		if ref.SnapshotRefType == table.BranchRef {
+			if ref.MaxRefAgeMs != nil {
+				maxRefAge = *ref.MaxRefAgeMs
+			}
+			if ref.MaxSnapshotAgeMs != nil {
+				maxSnapAge = *ref.MaxSnapshotAgeMs
+			}
+			if ref.MinSnapshotsToKeep != nil {
+				minKeep = *ref.MinSnapshotsToKeep
+			}
+		}
+	}
+	return []table.Requirement{table.AssertRefSnapshotID(st.branch, head), table.AssertTableUUID(base.TableUUID())},
+		[]table.Update{table.NewAddSnapshotUpdate(st.own), table.NewSetSnapshotRefUpdate(st.branch, st.own.SnapshotID, table.BranchRef, maxRefAge, maxSnapAge, minKeep)}
 }
 
 // Finish commits the staged transaction and returns the requirements and
 // updates to commit for real, edit (if any) applied to the snapshot's.
 func (st *Staging) Finish(ctx context.Context, edit func([]table.Update) []table.Update) ([]table.Requirement, []table.Update, error) {
-	if _, err := st.Tx.Commit(ctx); err != nil {
+	if st.own != nil {
+		st.cc.reqs, st.cc.updates = st.ownUpdates()
+	} else if _, err := st.Tx.Commit(ctx); err != nil {
 		return nil, nil, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	updates := st.cc.updates
