@@ -425,7 +425,14 @@ func (w *writer) writeDeletes(ctx context.Context, p *write.Plan, version int, t
 		if err != nil {
 			return nil, nil, err
 		}
-		files, err := writeDVs(fs, path, targets)
+		dvs := make([]dvOut, len(targets))
+		for i, tg := range targets {
+			all := dv.NewRoaringPositionBitmap()
+			all.Or(tg.deleted)
+			all.Or(tg.matched)
+			dvs[i] = dvOut{spec: tg.spec, partition: tg.file.Partition(), path: tg.file.FilePath(), positions: all}
+		}
+		files, err := writeDVs(fs, path, dvs)
 		if err != nil {
 			_ = fs.Remove(path)
 			return nil, nil, err
@@ -496,8 +503,18 @@ func positionsBatch(path string, positions *dv.RoaringPositionBitmap) arrow.Reco
 	return array.NewRecordBatch(posDeleteSchema, cols, int64(cols[0].Len()))
 }
 
-// writeDVs writes one Puffin file holding a deletion vector per target.
-func writeDVs(fs icebergio.WriteFileIO, path string, targets []*morTarget) ([]iceberg.DataFile, error) {
+// dvOut is a deletion vector to write: every position deleted from data
+// file path (of spec and partition).
+type dvOut struct {
+	spec      iceberg.PartitionSpec
+	partition map[int]any
+	path      string
+	positions *dv.RoaringPositionBitmap
+}
+
+// writeDVs writes one Puffin file holding the deletion vectors dvs, in
+// order, and describes each as a delete file.
+func writeDVs(fs icebergio.WriteFileIO, path string, dvs []dvOut) ([]iceberg.DataFile, error) {
 	out, err := fs.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating %s: %v", errs.ErrIO, path, err)
@@ -512,31 +529,21 @@ func writeDVs(fs icebergio.WriteFileIO, path string, targets []*morTarget) ([]ic
 		out.Close()
 		return nil, fmt.Errorf("%w: %v", errs.ErrIO, err)
 	}
-	type blob struct {
-		tg   *morTarget
-		meta puffin.BlobMetadata
-		card int64
-	}
-	var blobs []blob
-	for _, tg := range targets {
-		all := dv.NewRoaringPositionBitmap()
-		all.Or(tg.deleted)
-		all.Or(tg.matched)
-		payload, err := dv.SerializeDV(all)
+	metas := make([]puffin.BlobMetadata, len(dvs))
+	for i, d := range dvs {
+		payload, err := dv.SerializeDV(d.positions)
 		if err != nil {
 			out.Close()
-			return nil, fmt.Errorf("%w: encoding the deletion vector of %s: %v", errs.ErrIO, tg.file.FilePath(), err)
+			return nil, fmt.Errorf("%w: encoding the deletion vector of %s: %v", errs.ErrIO, d.path, err)
 		}
-		card := all.Cardinality()
-		meta, err := pw.AddBlob(puffin.BlobMetadataInput{
+		metas[i], err = pw.AddBlob(puffin.BlobMetadataInput{
 			Type: puffin.BlobTypeDeletionVector, SnapshotID: -1, SequenceNumber: -1, Fields: []int32{},
-			Properties: map[string]string{"referenced-data-file": tg.file.FilePath(), "cardinality": strconv.FormatInt(card, 10)},
+			Properties: map[string]string{"referenced-data-file": d.path, "cardinality": strconv.FormatInt(d.positions.Cardinality(), 10)},
 		}, payload)
 		if err != nil {
 			out.Close()
 			return nil, fmt.Errorf("%w: writing %s: %v", errs.ErrIO, path, err)
 		}
-		blobs = append(blobs, blob{tg: tg, meta: meta, card: card})
 	}
 	if err := pw.Finish(); err != nil {
 		out.Close()
@@ -545,13 +552,13 @@ func writeDVs(fs icebergio.WriteFileIO, path string, targets []*morTarget) ([]ic
 	if err := out.Close(); err != nil {
 		return nil, fmt.Errorf("%w: closing %s: %v", errs.ErrIO, path, err)
 	}
-	files := make([]iceberg.DataFile, 0, len(blobs))
-	for _, b := range blobs {
-		db, err := iceberg.NewDataFileBuilder(b.tg.spec, iceberg.EntryContentPosDeletes, path, iceberg.PuffinFile, maps.Clone(b.tg.file.Partition()), nil, nil, b.card, cw.n)
+	files := make([]iceberg.DataFile, 0, len(dvs))
+	for i, d := range dvs {
+		db, err := iceberg.NewDataFileBuilder(d.spec, iceberg.EntryContentPosDeletes, path, iceberg.PuffinFile, maps.Clone(d.partition), nil, nil, d.positions.Cardinality(), cw.n)
 		if err != nil {
 			return nil, fmt.Errorf("%w: describing %s: %v", errs.ErrValidation, path, err)
 		}
-		db.ReferencedDataFile(b.tg.file.FilePath()).ContentOffset(b.meta.Offset).ContentSizeInBytes(b.meta.Length)
+		db.ReferencedDataFile(d.path).ContentOffset(metas[i].Offset).ContentSizeInBytes(metas[i].Length)
 		files = append(files, db.Build())
 	}
 	return files, nil

@@ -45,7 +45,20 @@ type posDeleteFile struct {
 	seq int64
 }
 
-func (f posDeleteFile) size() int64 { return f.df.FileSizeBytes() }
+// size is the file's size as Java's planner and result count it: a
+// deletion vector's is that of its blob, not of the Puffin file holding it.
+func (f posDeleteFile) size() int64 { return deleteFileSize(f.df) }
+
+// deleteFileSize is the bytes of delete file d, a deletion vector's being
+// its blob's (Java's ScanTaskUtil.contentSizeInBytes).
+func deleteFileSize(d iceberg.DataFile) int64 {
+	if table.IsDeletionVector(d) {
+		if n := d.ContentSizeInBytes(); n != nil {
+			return *n
+		}
+	}
+	return d.FileSizeBytes()
+}
 
 // posDeleteGroup is position delete files of one partition rewritten
 // together, and what they became.
@@ -76,6 +89,9 @@ type posDeleteRewrite struct {
 	// fileScoped: write.delete.granularity is file (a delete file per
 	// data file, Java's default), not partition.
 	fileScoped bool
+	// dvs: the table is format-version 3, whose position deletes are
+	// rewritten into deletion vectors.
+	dvs bool
 }
 
 // RewritePositionDeleteFiles compacts the position delete files of t as
@@ -87,10 +103,13 @@ type posDeleteRewrite struct {
 // data file (or per group with write.delete.granularity=partition), with
 // the largest data sequence number of the files they replace; committed
 // as one "replace" snapshot, or one per batch of groups with partial
-// progress. A v3 table whose position deletes are all deletion vectors has
-// nothing to rewrite (as Java); rewriting v2 position delete files of a v3
-// table into deletion vectors is not supported. p is the append plan of
-// the table.
+// progress. On a v3 table (Java's v3 path): nothing is done unless some
+// candidate is a Parquet position delete file (one written before the
+// table was upgraded); then the same plan runs over all candidates,
+// deletion vectors included, and each group is written as one Puffin file
+// of deletion vectors, one per data file, holding the positions of all the
+// group's files (an old deletion vector in the group is replaced by the
+// new one). p is the append plan of the table.
 func RewritePositionDeleteFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *table.Table) (*RewritePositionDeletesResult, error) {
 	w := &writer{Writer: ww}
 	rw := w.Req.Rewrite
@@ -127,16 +146,8 @@ func RewritePositionDeleteFiles(ctx context.Context, ww *write.Writer, p *write.
 	if err != nil {
 		return nil, err
 	}
-	if t.Metadata().Version() >= 3 {
-		// RewritePositionDeleteFilesSparkAction: on v3, only position
-		// delete files that are not deletion vectors need a rewrite (into
-		// deletion vectors).
-		for _, c := range candidates {
-			if !table.IsDeletionVector(c.df) && c.df.FileFormat() != iceberg.PuffinFile {
-				return nil, fmt.Errorf("%w: table %s is format-version %d and has position delete files (%s): rewriting them into deletion vectors is not supported", errs.ErrNotSupported, w.ID, t.Metadata().Version(), c.df.FilePath())
-			}
-		}
-		return res, nil
+	if r.dvs = t.Metadata().Version() >= 3; r.dvs && !slices.ContainsFunc(candidates, func(c posDeleteFile) bool { return !table.IsDeletionVector(c.df) }) {
+		return res, nil // every position delete is a deletion vector already
 	}
 	groups := r.plan(t, candidates)
 	if len(groups) == 0 {
@@ -148,6 +159,12 @@ func RewritePositionDeleteFiles(ctx context.Context, ww *write.Writer, p *write.
 			err = fmt.Errorf("%w: %v", errs.ErrCancelled, ctx.Err())
 		}
 		return nil, err
+	}
+	if r.dvs {
+		if err := oneDVPerDataFile(groups); err != nil {
+			r.cleanup(ctx, groups)
+			return nil, err
+		}
 	}
 	if !opts.partialProgress {
 		if err := r.commitBatch(ctx, groups, res); err != nil {
@@ -284,30 +301,48 @@ func (r *posDeleteRewrite) rewrite(ctx context.Context, groups []*posDeleteGroup
 func (r *posDeleteRewrite) rewriteGroup(ctx context.Context, fs icebergio.WriteFileIO, g *posDeleteGroup) error {
 	byFile := map[string]*dv.RoaringPositionBitmap{}
 	g.dropped = map[string]bool{}
-	for _, f := range g.files {
-		if f.df.FileFormat() != iceberg.ParquetFile {
-			return fmt.Errorf("%w: position delete file %s is %s; only Parquet position delete files are rewritten", errs.ErrNotSupported, f.df.FilePath(), f.df.FileFormat())
+	of := func(path string) *dv.RoaringPositionBitmap {
+		if !r.live[path] {
+			g.dropped[path] = true
+			return nil
 		}
-		err := scanPositionDeletes(ctx, fs, f.df, func(path string, pos int64) {
-			if !r.live[path] {
-				g.dropped[path] = true
-				return
+		bm := byFile[path]
+		if bm == nil {
+			bm = dv.NewRoaringPositionBitmap()
+			byFile[path] = bm
+		}
+		return bm
+	}
+	for _, f := range g.files {
+		switch {
+		case table.IsDeletionVector(f.df) && f.df.ReferencedDataFile() != nil:
+			bm, err := dv.ReadDV(fs, f.df)
+			if err != nil {
+				return fmt.Errorf("%w: reading deletion vector %s: %v", errs.ErrIO, f.df.FilePath(), err)
 			}
-			bm := byFile[path]
-			if bm == nil {
-				bm = dv.NewRoaringPositionBitmap()
-				byFile[path] = bm
+			if into := of(*f.df.ReferencedDataFile()); into != nil {
+				into.Or(bm)
 			}
-			bm.Set(uint64(pos))
-		})
-		if err != nil {
-			return err
+		case f.df.FileFormat() == iceberg.ParquetFile:
+			err := scanPositionDeletes(ctx, fs, f.df, func(path string, pos int64) {
+				if into := of(path); into != nil {
+					into.Set(uint64(pos))
+				}
+			})
+			if err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%w: position delete file %s is %s; only Parquet position delete files and deletion vectors are rewritten", errs.ErrNotSupported, f.df.FilePath(), f.df.FileFormat())
 		}
 	}
 	if len(byFile) == 0 {
 		return nil // every delete dangling: the files just go
 	}
 	paths := slices.Sorted(maps.Keys(byFile))
+	if r.dvs {
+		return r.writeGroupDVs(fs, g, paths, byFile)
+	}
 	props := maps.Clone(r.p.Eff.Props)
 	props[parquet.PropTargetFileSize] = strconv.FormatInt(r.opts.writeMaxFileSize(), 10)
 	pqOpts, err := parquet.OptionsFromProperties(props)
@@ -369,6 +404,53 @@ func (r *posDeleteRewrite) rewriteGroup(ctx context.Context, fs icebergio.WriteF
 	return nil
 }
 
+// writeGroupDVs writes the group's deletes as one Puffin file in the data
+// directory, a deletion vector per data file in path order (as Java's
+// DV writer for a task of the position-deletes rewrite).
+func (r *posDeleteRewrite) writeGroupDVs(fs icebergio.WriteFileIO, g *posDeleteGroup, paths []string, byFile map[string]*dv.RoaringPositionBitmap) error {
+	path, err := r.p.DataRoot().File(uuid.New().String() + "-deletes.puffin")
+	if err != nil {
+		return err
+	}
+	dvs := make([]dvOut, len(paths))
+	for i, p := range paths {
+		dvs[i] = dvOut{spec: g.spec, partition: g.partition, path: p, positions: byFile[p]}
+	}
+	g.paths = append(g.paths, path)
+	files, err := writeDVs(fs, path, dvs)
+	if err != nil {
+		return err
+	}
+	g.out = files
+	return nil
+}
+
+// oneDVPerDataFile fails when two groups wrote a deletion vector for the
+// same data file (a partition split into several groups by
+// max-file-group-input-files): a data file may have only one. Java merges
+// two such vectors at commit when their data sequence numbers match and
+// fails ("Cannot merge DVs, mismatched sequence numbers") otherwise; the
+// merge is not done here, so both fail (a mismatch is reported first).
+func oneDVPerDataFile(groups []*posDeleteGroup) error {
+	seen := map[string]*posDeleteGroup{}
+	var same error
+	for _, g := range groups {
+		for _, d := range g.out {
+			ref := *d.ReferencedDataFile()
+			o := seen[ref]
+			switch {
+			case o == nil:
+				seen[ref] = g
+			case o.maxSeq != g.maxSeq:
+				return fmt.Errorf("%w: Cannot merge DVs, mismatched sequence numbers (%d, %d) for %s", errs.ErrValidation, min(o.maxSeq, g.maxSeq), max(o.maxSeq, g.maxSeq), ref)
+			case same == nil:
+				same = fmt.Errorf("%w: two file groups wrote a deletion vector for %s; merging them is not supported (rewrite without max-file-group-input-files)", errs.ErrNotSupported, ref)
+			}
+		}
+	}
+	return same
+}
+
 // posDeleteDataFile describes a written position delete file of spec and
 // partition whose file_path values lie in [lo, hi]; ref (when not empty) is
 // the one data file it applies to.
@@ -407,7 +489,9 @@ func (r *posDeleteRewrite) cleanup(ctx context.Context, groups []*posDeleteGroup
 // RewritePositionDeletesCommitManager). Every attempt first checks what
 // was committed since the start: a rewritten delete file removed (another
 // rewrite, or a compaction that applied it), or a data file whose deletes
-// were dropped as dangling added back, is a final ErrCommitConflict, as
+// were dropped as dangling added back, or a deletion vector added for a
+// data file this rewrite writes one for (v3: one per data file, as Java's
+// check for concurrently added DVs), is a final ErrCommitConflict, as
 // is a start that is no longer an ancestor of the head; anything else
 // (appends, new deletes) is kept. The written files are deleted when the
 // commit fails for certain.
@@ -418,13 +502,22 @@ func (r *posDeleteRewrite) commitBatch(ctx context.Context, groups []*posDeleteG
 	var paths []string
 	var bytes, addedBytes int64
 	var rewritten, added int
+	var addedDVs, removedDVs []iceberg.DataFile
 	for _, g := range groups {
 		for _, f := range g.files {
 			removed[f.df.FilePath()] = true
 			bytes += f.size()
 		}
+		for _, f := range g.files {
+			if table.IsDeletionVector(f.df) {
+				removedDVs = append(removedDVs, f.df)
+			}
+		}
 		for _, d := range g.out {
-			addedBytes += d.FileSizeBytes()
+			addedBytes += deleteFileSize(d)
+			if table.IsDeletionVector(d) {
+				addedDVs = append(addedDVs, d)
+			}
 		}
 		maps.Copy(dropped, g.dropped)
 		rewritten += len(g.files)
@@ -443,7 +536,7 @@ func (r *posDeleteRewrite) commitBatch(ctx context.Context, groups []*posDeleteG
 		if err != nil {
 			return err
 		}
-		if err := w.checkPosDeleteRewrite(ctx, head, r.start, removed, dropped); err != nil {
+		if err := w.checkPosDeleteRewrite(ctx, head, r.start, removed, dropped, addedDVs); err != nil {
 			return err
 		}
 		st, err := w.Open(head.Metadata(), head.MetadataLocation(), nil, nil)
@@ -467,7 +560,7 @@ func (r *posDeleteRewrite) commitBatch(ctx context.Context, groups []*posDeleteG
 			if !hadMapping {
 				u = dropNameMapping(u)
 			}
-			return retitle(u, table.OpReplace, nil)
+			return dvSummary(retitle(u, table.OpReplace, nil), addedDVs, removedDVs)
 		})
 		if err != nil {
 			return err
@@ -494,8 +587,12 @@ func (r *posDeleteRewrite) commitBatch(ctx context.Context, groups []*posDeleteG
 // checkPosDeleteRewrite checks the snapshots committed on the branch after
 // start for changes a position-delete rewrite must not overwrite (see
 // commitBatch); a conflict is final.
-func (w *writer) checkPosDeleteRewrite(ctx context.Context, head *table.Table, start *table.Snapshot, removed, dropped map[string]bool) error {
+func (w *writer) checkPosDeleteRewrite(ctx context.Context, head *table.Table, start *table.Snapshot, removed, dropped map[string]bool, dvs []iceberg.DataFile) error {
 	m := head.Metadata()
+	dvOf := map[string]bool{}
+	for _, d := range dvs {
+		dvOf[*d.ReferencedDataFile()] = true
+	}
 	concurrent, err := w.committedSince(m, &start.SnapshotID, "the rewrite")
 	if err != nil {
 		return err
@@ -534,6 +631,8 @@ func (w *writer) checkPosDeleteRewrite(ctx context.Context, head *table.Table, s
 					return commit.Final(fmt.Errorf("%w: concurrent snapshot %d (%s) removed position delete file %s, which this rewrite replaces", errs.ErrCommitConflict, sn.SnapshotID, op, df.FilePath()))
 				case e.Status() == iceberg.EntryStatusADDED && df.ContentType() == iceberg.EntryContentData && dropped[df.FilePath()]:
 					return commit.Final(fmt.Errorf("%w: concurrent snapshot %d (%s) added data file %s, whose deletes this rewrite dropped as dangling", errs.ErrCommitConflict, sn.SnapshotID, op, df.FilePath()))
+				case e.Status() == iceberg.EntryStatusADDED && table.IsDeletionVector(df) && df.ReferencedDataFile() != nil && dvOf[*df.ReferencedDataFile()]:
+					return commit.Final(fmt.Errorf("%w: concurrent snapshot %d (%s) added a deletion vector for %s, which this rewrite also writes one for", errs.ErrCommitConflict, sn.SnapshotID, op, *df.ReferencedDataFile()))
 				}
 			}
 		}

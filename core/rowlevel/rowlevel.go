@@ -230,6 +230,30 @@ func countDVs(updates []table.Update, added, removed int) []table.Update {
 	})
 }
 
+// dvSummary is countDVs for the deletion vectors added and removed, and
+// counts their bytes as Java does (deleteFileSize: the blob, not the whole
+// Puffin file iceberg-go counts) in added-, removed- and total-files-size.
+func dvSummary(updates []table.Update, added, removed []iceberg.DataFile) []table.Update {
+	updates = countDVs(updates, len(added), len(removed))
+	var dAdded, dRemoved int64
+	for _, d := range added {
+		dAdded += deleteFileSize(d) - d.FileSizeBytes()
+	}
+	for _, d := range removed {
+		dRemoved += deleteFileSize(d) - d.FileSizeBytes()
+	}
+	if dAdded == 0 && dRemoved == 0 {
+		return updates
+	}
+	return stage.EditSummary(updates, func(sum *table.Summary) {
+		for key, d := range map[string]int64{"added-files-size": dAdded, "removed-files-size": dRemoved, "total-files-size": dAdded - dRemoved} {
+			if v, err := strconv.ParseInt(sum.Properties[key], 10, 64); err == nil && d != 0 {
+				sum.Properties[key] = strconv.FormatInt(v+d, 10)
+			}
+		}
+	})
+}
+
 // commitChange commits c on the current head in one attempt; plan computes
 // the change from the freshly loaded table (and validates it).
 func (w *writer) commitChange(ctx context.Context, p *write.Plan, planFn func(t *table.Table) (change, error)) (*table.Table, bool, error) {

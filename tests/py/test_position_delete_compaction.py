@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file
+from pyiceberg.table.puffin import PuffinFile
 from test_compaction import assert_same_rows, generated
 
 import pyiceberg_go as ig
@@ -112,10 +114,11 @@ def twins(
     build: Any,
     options: dict[str, str] | None = None,
     where: str | None = None,
+    live_deletes: Any = live_deletes,
 ) -> tuple[dict[str, int], ig.RewritePositionDeleteFilesResult, pa.Table]:
     """Builds db.a and db.b with build(name), runs Spark's procedure on db.a and ours on db.b,
     and checks what must hold whatever the options: rows unchanged on both (read by PyIceberg,
-    us and DuckDB), the same live deletes before and after, the same delete files left."""
+    us and DuckDB), the same live deletes (live_deletes(cat, name)) before and after."""
     build("db.a")
     build("db.b")
     before = rows_of(cat, "db.b")
@@ -158,8 +161,10 @@ def same_counts(cat: Any, theirs: dict[str, int], ours: ig.RewritePositionDelete
         def total(key: str, of: list[Any] = rewrites) -> int:
             return sum(int(sm.get(key) or 0) for sm in of)
 
-        assert total("removed-position-delete-files") == counts["rewritten_delete_files_count"], name
-        assert total("added-position-delete-files") == counts["added_delete_files_count"], name
+        # removed-/added-delete-files: on v3 deletion vectors are counted apart from position
+        # delete files (removed-dvs, added-dvs), but among the delete files.
+        assert total("removed-delete-files") == counts["rewritten_delete_files_count"], name
+        assert total("added-delete-files") == counts["added_delete_files_count"], name
         assert total("removed-files-size") == counts["rewritten_bytes_count"], name
         assert total("added-files-size") == counts["added_bytes_count"], name
 
@@ -433,5 +438,181 @@ def test_v3_deletion_vectors_need_no_rewrite(spark: Any, spark_catalog: str, pyi
     theirs = spark_call(spark, spark_catalog, "db.a", spark_options({"rewrite-all": "true"}))
     ours = ig.table("db.b").rewrite_position_delete_files(options={"rewrite-all": "true"})
     assert ours.counts() == theirs == dict.fromkeys(theirs, 0) and ours.snapshot_ids == []
+    for n, h in heads.items():
+        assert pyiceberg_catalog.load_table(n).current_snapshot().snapshot_id == h
+
+
+# ---- v3: position delete files written before an upgrade become deletion vectors ------
+
+
+def upgraded(spark: Any, catalog: str, build: Any) -> Any:
+    """build, then the table upgraded to format-version 3 by Spark: its position delete files
+    stay Parquet."""
+
+    def run(name: str) -> None:
+        build(name)
+        spark.sql(f"ALTER TABLE {catalog}.{name} SET TBLPROPERTIES ('format-version'='3')")
+
+    return run
+
+
+def live_delete_entries(name: str) -> list[dict[str, Any]]:
+    """The live position delete entries of the table (ours: PyIceberg 0.12 reads neither
+    referenced_data_file nor content_offset from v3 manifests)."""
+    rows = ig.table(name).inspect.entries().to_pylist()
+    return [r for r in rows if r["status"] != 2 and r["data_file"]["content"] == 1]
+
+
+def dv_deletes(cat: Any, name: str) -> Counter[tuple[str, int]]:
+    """deletes_of for any position delete file: Parquet rows, or a deletion vector decoded by
+    PyIceberg from its Puffin blob."""
+    tbl = cat.load_table(name)
+    out: Counter[tuple[str, int]] = Counter()
+    for e in live_delete_entries(name):
+        f = e["data_file"]
+        if f["file_format"] != "PUFFIN":
+            rows = pq.read_table(tbl.io.new_input(f["file_path"]).open(), columns=["file_path", "pos"]).to_pylist()
+            out.update((file_key(tbl.io, r["file_path"]), r["pos"]) for r in rows)
+            continue
+        puffin = PuffinFile(tbl.io.new_input(f["file_path"]).open().read())
+        blobs = [b for b in puffin.footer.blobs if b.offset == f["content_offset"]]
+        assert len(blobs) == 1 and blobs[0].length == f["content_size_in_bytes"], f
+        vectors = deletion_vectors_from_puffin_file(puffin)
+        (vec,) = [v for v, b in zip(vectors, puffin.footer.blobs, strict=True) if b.offset == f["content_offset"]]
+        assert vec.referenced_data_file == f["referenced_data_file"], f
+        out.update((file_key(tbl.io, vec.referenced_data_file), p) for p in vec.to_vector().to_pylist())
+    return out
+
+
+def dv_live_deletes(cat: Any, name: str) -> Counter[tuple[str, int]]:
+    """dv_deletes, restricted to live data files, each position once (a data file may have a
+    deletion vector and Parquet deletes naming the same position)."""
+    tbl = cat.load_table(name)
+    live = {file_key(tbl.io, t.file.file_path) for t in tbl.scan().plan_files()}
+    return Counter({k: 1 for k in dv_deletes(cat, name) if k[0] in live})
+
+
+def same_dvs(cat: Any) -> None:
+    """After the rewrite both twins' delete files are all deletion vectors, one per data file,
+    holding the same deletes with the same data sequence numbers."""
+    shapes = {}
+    for name in ("db.a", "db.b"):
+        entries = live_delete_entries(name)
+        io = cat.load_table(name).io
+        assert entries and all(e["data_file"]["file_format"] == "PUFFIN" for e in entries), name
+        refs = [e["data_file"]["referenced_data_file"] for e in entries]
+        assert len(refs) == len(set(refs)), name
+        shapes[name] = Counter(
+            (file_key(io, e["data_file"]["referenced_data_file"]), e["data_file"]["record_count"], e["sequence_number"])
+            for e in entries
+        )
+        assert all(e["data_file"]["content_size_in_bytes"] > 0 for e in entries), name
+    assert shapes["db.a"] == shapes["db.b"]
+    assert dv_deletes(cat, "db.a") == dv_deletes(cat, "db.b")
+
+
+def nothing_left_to_do(spark: Any, spark_catalog: str) -> None:
+    again = ig.table("db.b").rewrite_position_delete_files(options={"rewrite-all": "true"})
+    assert again.counts() == dict.fromkeys(again.counts(), 0) and again.snapshot_ids == []
+    assert spark_call(spark, spark_catalog, "db.a", spark_options({"rewrite-all": "true"})) == again.counts()
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_v3_upgraded_position_deletes_become_dvs_as_spark(
+    partitioned: bool, spark: Any, spark_catalog: str, pyiceberg_catalog: Any
+) -> None:
+    """A v2 merge-on-read history upgraded to v3: Spark's procedure (Java's v3 path) rewrites
+    every group's Parquet position delete files into one deletion vector per data file, with the
+    group's largest data sequence number; ours the same."""
+    build = upgraded(spark, spark_catalog, lambda n: history(n, partitioned))
+    theirs, ours, _ = twins(spark, spark_catalog, pyiceberg_catalog, build, live_deletes=dv_live_deletes)
+    assert ours.rewritten_delete_files_count > ours.added_delete_files_count > 0
+    same_counts(pyiceberg_catalog, theirs, ours)
+    same_dvs(pyiceberg_catalog)
+    summary = pyiceberg_catalog.load_table("db.b").current_snapshot().summary
+    assert summary["added-dvs"] == str(ours.added_delete_files_count)
+    assert "added-position-delete-files" not in summary.additional_properties
+    nothing_left_to_do(spark, spark_catalog)
+
+
+def test_v3_where_rewrites_one_partition_as_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:
+    """where limits the rewrite to the partitions it may match; the others keep their Parquet
+    files, and a later run without where rewrites them."""
+    build = upgraded(spark, spark_catalog, lambda n: history(n, True, seed=3))
+    theirs, ours, _ = twins(
+        spark, spark_catalog, pyiceberg_catalog, build, where="part = 'ß'", live_deletes=dv_live_deletes
+    )
+    assert ours.rewritten_delete_files_count > 0
+    same_counts(pyiceberg_catalog, theirs, ours)
+    for name in ("db.a", "db.b"):
+        formats = {
+            (e["data_file"]["partition"]["part"], e["data_file"]["file_format"]) for e in live_delete_entries(name)
+        }
+        assert {f for p, f in formats if p == "ß"} == {"PUFFIN"} and "PARQUET" in {f for p, f in formats if p != "ß"}
+    assert dv_deletes(pyiceberg_catalog, "db.a") == dv_deletes(pyiceberg_catalog, "db.b")
+    rest = ig.table("db.b").rewrite_position_delete_files()
+    assert rest.counts() | {"rewritten_bytes_count": 0, "added_bytes_count": 0} == spark_call(
+        spark, spark_catalog, "db.a"
+    ) | {"rewritten_bytes_count": 0, "added_bytes_count": 0}
+    same_dvs(pyiceberg_catalog)
+
+
+def test_v3_dv_and_parquet_deletes_of_one_file_merge_as_spark(
+    spark: Any, spark_catalog: str, pyiceberg_catalog: Any
+) -> None:
+    """Spark's partition-scoped position deletes (some left dangling by a compaction), the table
+    upgraded, then a Spark delete on v3: it writes deletion vectors for the data files it touches
+    but cannot remove the partition-scoped Parquet files, so those data files have both. The
+    rewrite reads both into one new deletion vector per data file (the old one is removed and
+    counted among the rewritten files), drops the dangling deletes, as Spark's."""
+
+    def build(name: str) -> None:
+        upgraded(spark, spark_catalog, lambda n: spark_history(spark, spark_catalog, n, True))(name)
+        spark.sql(f"DELETE FROM {spark_catalog}.{name} WHERE id % 13 = 2")
+
+    build("db.t")
+    entries = live_delete_entries("db.t")
+    with_dv = {e["data_file"]["referenced_data_file"] for e in entries if e["data_file"]["file_format"] == "PUFFIN"}
+    tbl = pyiceberg_catalog.load_table("db.t")
+    parquet_refs = {
+        r["file_path"]
+        for e in entries
+        if e["data_file"]["file_format"] == "PARQUET"
+        for r in pq.read_table(tbl.io.new_input(e["data_file"]["file_path"]).open(), columns=["file_path"]).to_pylist()
+    }
+    assert with_dv & parquet_refs, "no data file has both a deletion vector and Parquet deletes"
+    assert dangling_count_dv(pyiceberg_catalog, "db.t") > 0
+
+    theirs, ours, _ = twins(spark, spark_catalog, pyiceberg_catalog, build, live_deletes=dv_live_deletes)
+    same_counts(pyiceberg_catalog, theirs, ours)
+    same_dvs(pyiceberg_catalog)
+    for name in ("db.a", "db.b"):
+        summary = pyiceberg_catalog.load_table(name).current_snapshot().summary
+        assert int(summary["removed-dvs"]) > 0, name
+        assert dangling_count_dv(pyiceberg_catalog, name) == 0, name
+    sa, sb = (pyiceberg_catalog.load_table(n).current_snapshot().summary for n in ("db.a", "db.b"))
+    assert sa["removed-dvs"] == sb["removed-dvs"] and sa["added-dvs"] == sb["added-dvs"]
+    nothing_left_to_do(spark, spark_catalog)
+
+
+def dangling_count_dv(cat: Any, name: str) -> int:
+    tbl = cat.load_table(name)
+    live = {file_key(tbl.io, t.file.file_path) for t in tbl.scan().plan_files()}
+    return sum(1 for k in dv_deletes(cat, name) if k[0] not in live)
+
+
+def test_v3_split_groups_fail_as_spark(spark: Any, spark_catalog: str, pyiceberg_catalog: Any) -> None:
+    """max-file-group-input-files splits a partition's files into groups that each write a
+    deletion vector for the same data file, with different data sequence numbers: Java's commit
+    fails ("Cannot merge DVs"), and so does ours, committing nothing."""
+    options = {"min-input-files": "2", "max-file-group-input-files": "2"}
+    build = upgraded(spark, spark_catalog, lambda n: history(n, True))
+    build("db.a")
+    build("db.b")
+    heads = {n: pyiceberg_catalog.load_table(n).current_snapshot().snapshot_id for n in ("db.a", "db.b")}
+    with pytest.raises(Exception, match="Cannot merge DVs"):
+        spark_call(spark, spark_catalog, "db.a", spark_options(options))
+    with pytest.raises(ig.ValidationError, match="Cannot merge DVs, mismatched sequence numbers"):
+        ig.table("db.b").rewrite_position_delete_files(options=options)
     for n, h in heads.items():
         assert pyiceberg_catalog.load_table(n).current_snapshot().snapshot_id == h
