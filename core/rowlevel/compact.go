@@ -598,14 +598,8 @@ func (w *writer) stageRewrite(ctx context.Context, p *write.Plan, base table.Met
 		return nil, nil, stage.StagingErr(err)
 	}
 	st.Own(sn)
-	dvs := 0
-	for _, d := range dangling {
-		if table.IsDeletionVector(d) {
-			dvs++
-		}
-	}
 	return st.Finish(ctx, func(u []table.Update) []table.Update {
-		return countDVs(u, 0, dvs)
+		return dvSummary(u, nil, dangling)
 	})
 }
 
@@ -662,12 +656,8 @@ func (c *compaction) removeDanglingDeletes(ctx context.Context, res *RewriteResu
 			return err
 		}
 		rb := st.Tx.NewRewrite(w.SnapshotProps(p))
-		dvs := 0
 		for _, d := range dangling {
 			rb.DeleteFile(d)
-			if table.IsDeletionVector(d) {
-				dvs++
-			}
 		}
 		if err := rb.Commit(ctx); err != nil {
 			return stage.StagingErr(err)
@@ -677,7 +667,7 @@ func (c *compaction) removeDanglingDeletes(ctx context.Context, res *RewriteResu
 			if !hadMapping {
 				u = dropNameMapping(u)
 			}
-			return countDVs(retitle(u, table.OpReplace, nil), 0, dvs)
+			return dvSummary(retitle(u, table.OpReplace, nil), nil, dangling)
 		})
 		if err != nil {
 			return err

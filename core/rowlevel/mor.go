@@ -589,12 +589,5 @@ func (w *writer) stageRowDelta(ctx context.Context, p *write.Plan, base table.Me
 	if err := rd.Commit(ctx); err != nil {
 		return nil, nil, stage.StagingErr(err)
 	}
-	// Java counts deletion vectors apart from other delete files.
-	added := 0
-	for _, d := range deletes {
-		if table.IsDeletionVector(d) {
-			added++
-		}
-	}
-	return st.Finish(ctx, func(u []table.Update) []table.Update { return countDVs(u, added, len(replaced)) })
+	return st.Finish(ctx, func(u []table.Update) []table.Update { return dvSummary(u, deletes, replaced) })
 }

@@ -144,14 +144,8 @@ func (w *writer) stageChange(ctx context.Context, p *write.Plan, base table.Meta
 	if err != nil {
 		return nil, nil, stage.StagingErr(err)
 	}
-	dvs := 0
-	for _, d := range dangling {
-		if table.IsDeletionVector(d) {
-			dvs++
-		}
-	}
 	return st.Finish(ctx, func(u []table.Update) []table.Update {
-		return countDVs(retitle(u, c.operation(), c.props), 0, dvs)
+		return dvSummary(retitle(u, c.operation(), c.props), nil, dangling)
 	})
 }
 
@@ -204,17 +198,35 @@ func retitle(updates []table.Update, op table.Operation, props map[string]string
 	})
 }
 
-// countDVs moves deletion vectors out of the position-delete-file counters
-// into added-dvs / removed-dvs, as Java's summaries count them.
-func countDVs(updates []table.Update, added, removed int) []table.Update {
-	if added == 0 && removed == 0 {
+// dvSummary edits a snapshot's summary for the deletion vectors among the
+// delete files it adds and removes, as Java's summaries count them: apart
+// from other position delete files (added-dvs / removed-dvs), and by the
+// bytes of their blobs (deleteFileSize), not of the whole Puffin file
+// iceberg-go counts once per vector, in added-, removed- and
+// total-files-size.
+func dvSummary(updates []table.Update, added, removed []iceberg.DataFile) []table.Update {
+	var nAdded, nRemoved int
+	var dAdded, dRemoved int64
+	for _, d := range added {
+		if table.IsDeletionVector(d) {
+			nAdded++
+			dAdded += deleteFileSize(d) - d.FileSizeBytes()
+		}
+	}
+	for _, d := range removed {
+		if table.IsDeletionVector(d) {
+			nRemoved++
+			dRemoved += deleteFileSize(d) - d.FileSizeBytes()
+		}
+	}
+	if nAdded == 0 && nRemoved == 0 {
 		return updates
 	}
 	return stage.EditSummary(updates, func(sum *table.Summary) {
 		for _, k := range []struct {
 			key, dvKey string
 			n          int
-		}{{"added-position-delete-files", "added-dvs", added}, {"removed-position-delete-files", "removed-dvs", removed}} {
+		}{{"added-position-delete-files", "added-dvs", nAdded}, {"removed-position-delete-files", "removed-dvs", nRemoved}} {
 			if k.n == 0 {
 				continue
 			}
@@ -227,25 +239,6 @@ func countDVs(updates []table.Update, added, removed int) []table.Update {
 				}
 			}
 		}
-	})
-}
-
-// dvSummary is countDVs for the deletion vectors added and removed, and
-// counts their bytes as Java does (deleteFileSize: the blob, not the whole
-// Puffin file iceberg-go counts) in added-, removed- and total-files-size.
-func dvSummary(updates []table.Update, added, removed []iceberg.DataFile) []table.Update {
-	updates = countDVs(updates, len(added), len(removed))
-	var dAdded, dRemoved int64
-	for _, d := range added {
-		dAdded += deleteFileSize(d) - d.FileSizeBytes()
-	}
-	for _, d := range removed {
-		dRemoved += deleteFileSize(d) - d.FileSizeBytes()
-	}
-	if dAdded == 0 && dRemoved == 0 {
-		return updates
-	}
-	return stage.EditSummary(updates, func(sum *table.Summary) {
 		for key, d := range map[string]int64{"added-files-size": dAdded, "removed-files-size": dRemoved, "total-files-size": dAdded - dRemoved} {
 			if v, err := strconv.ParseInt(sum.Properties[key], 10, 64); err == nil && d != 0 {
 				sum.Properties[key] = strconv.FormatInt(v+d, 10)
