@@ -61,26 +61,38 @@ def delete_files(cat: Any, name: str) -> list[Any]:
     return [f for f in cat.load_table(name).inspect.delete_files().to_pylist() if f["content"] == 1]
 
 
-_file_keys: dict[str, str] = {}
+_data_files: dict[str, tuple[str, list[int]]] = {}
+
+
+def _data_file(io: Any, path: str) -> tuple[str, list[int]]:
+    if path not in _data_files:
+        t = pq.read_table(io.new_input(path).open(), columns=["id", "name"])
+        ids = t.column("id").to_pylist()
+        _data_files[path] = (repr(sorted(zip(ids, t.column("name").to_pylist()), key=repr)), ids)
+    return _data_files[path]
 
 
 def file_key(io: Any, path: str) -> str:
-    """A name for a data file that twin tables share: its rows' ids and names (file names are
-    random)."""
-    if path not in _file_keys:
-        t = pq.read_table(io.new_input(path).open(), columns=["id", "name"])
-        _file_keys[path] = repr(t.column("id").to_pylist()) + repr(t.column("name").to_pylist())
-    return _file_keys[path]
+    """A name for a data file that twin tables share: its rows (file names are random; the twins'
+    files hold the same rows, but a file written by a row-level operation or by Spark's tasks
+    may hold them in another order)."""
+    return _data_file(io, path)[0]
+
+
+def deleted(io: Any, path: str, pos: int) -> tuple[str, int]:
+    """A deleted row as twin tables share it: its file's file_key and its id (ids are unique
+    within a file)."""
+    key, ids = _data_file(io, path)
+    return key, ids[pos]
 
 
 def deletes_of(cat: Any, name: str) -> Counter[tuple[str, int]]:
-    """The (data file, position) pairs of the table's live position delete files, counted; data
-    files by file_key so that twin tables compare."""
+    """The rows the table's live position delete files delete (deleted()), counted."""
     tbl = cat.load_table(name)
     out: Counter[tuple[str, int]] = Counter()
     for f in delete_files(cat, name):
         rows = pq.read_table(tbl.io.new_input(f["file_path"]).open(), columns=["file_path", "pos"]).to_pylist()
-        out.update((file_key(tbl.io, r["file_path"]), r["pos"]) for r in rows)
+        out.update(deleted(tbl.io, r["file_path"], r["pos"]) for r in rows)
     return out
 
 
@@ -472,7 +484,7 @@ def dv_deletes(cat: Any, name: str) -> Counter[tuple[str, int]]:
         f = e["data_file"]
         if f["file_format"] != "PUFFIN":
             rows = pq.read_table(tbl.io.new_input(f["file_path"]).open(), columns=["file_path", "pos"]).to_pylist()
-            out.update((file_key(tbl.io, r["file_path"]), r["pos"]) for r in rows)
+            out.update(deleted(tbl.io, r["file_path"], r["pos"]) for r in rows)
             continue
         puffin = PuffinFile(tbl.io.new_input(f["file_path"]).open().read())
         blobs = [b for b in puffin.footer.blobs if b.offset == f["content_offset"]]
@@ -480,7 +492,7 @@ def dv_deletes(cat: Any, name: str) -> Counter[tuple[str, int]]:
         vectors = deletion_vectors_from_puffin_file(puffin)
         (vec,) = [v for v, b in zip(vectors, puffin.footer.blobs, strict=True) if b.offset == f["content_offset"]]
         assert vec.referenced_data_file == f["referenced_data_file"], f
-        out.update((file_key(tbl.io, vec.referenced_data_file), p) for p in vec.to_vector().to_pylist())
+        out.update(deleted(tbl.io, vec.referenced_data_file, p) for p in vec.to_vector().to_pylist())
     return out
 
 
