@@ -105,17 +105,17 @@ func RewriteDataFiles(ctx context.Context, ww *write.Writer, p *write.Plan, t *t
 	if c.start == nil { // an empty table
 		return res, nil
 	}
+	if fs, err := t.FS(ctx); err == nil {
+		actx, stop := context.WithCancel(ctx)
+		defer stop()
+		c.ahead = readManifestsAhead(actx, fs, c.start)
+	}
 	groups, err := c.plan(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	if len(groups) == 0 {
 		return res, nil
-	}
-	if fs, err := t.FS(ctx); err == nil {
-		actx, stop := context.WithCancel(ctx)
-		defer stop()
-		c.ahead = readManifestsAhead(actx, fs, c.start)
 	}
 	if err := c.rewrite(ctx, t, groups); err != nil || ctx.Err() != nil {
 		c.cleanup(ctx, groups)
@@ -269,9 +269,19 @@ func (c *compaction) plan(ctx context.Context, t *table.Table) ([]*fileGroup, er
 	if c.where != nil {
 		filter = planFilter(ctx, c.where.Iceberg(), t, c.start)
 	}
-	tasks, err := t.Scan(table.WithSnapshotID(c.start.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, c.w.ID, err)
+	// Without a filter or delete files, the tasks are the live data files
+	// read ahead for the commit; the manifests are read once.
+	var tasks []table.FileScanTask
+	ok := false
+	if c.where == nil {
+		tasks, ok = c.ahead.dataTasks()
+	}
+	if !ok {
+		var err error
+		tasks, err = t.Scan(table.WithSnapshotID(c.start.SnapshotID), table.WithRowFilter(filter)).PlanFiles(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%w: planning the files of %s: %v", errs.ErrIO, c.w.ID, err)
+		}
 	}
 	cur := meta.PartitionSpec() // planned by the current spec, whatever output-spec-id says (as Java)
 	byPartition := map[string][]table.FileScanTask{}

@@ -92,7 +92,11 @@ func (h *history) fileAt(t *testing.T, rng *rand.Rand, content iceberg.ManifestE
 	if path == "" {
 		path = fmt.Sprintf("file:///data/%s/f%d.%s", part, h.n, ext)
 	}
-	b, err := iceberg.NewDataFileBuilder(h.spec, content, path, format, values, nil, nil, 1+rng.Int64N(1000), 100+rng.Int64N(100000))
+	rows := 1 + rng.Int64N(1000)
+	if content == iceberg.EntryContentData && rng.IntN(10) == 0 {
+		rows = 0 // an empty file
+	}
+	b, err := iceberg.NewDataFileBuilder(h.spec, content, path, format, values, nil, nil, rows, 100+rng.Int64N(100000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,5 +346,47 @@ func TestReplacementRefusesAFileNoLongerThere(t *testing.T) {
 	after, _ := os.ReadDir(dir)
 	if len(after) != len(before) {
 		t.Fatalf("the failed rewrite left files: %d before, %d after", len(before), len(after))
+	}
+}
+
+// TestAheadTasksMatchPlanFiles: on generated tables (some empty files;
+// delete files on some), the tasks planned from the manifests read ahead
+// are iceberg-go's unfiltered scan's, in its order, when the snapshot has
+// no delete manifests; otherwise there are none.
+func TestAheadTasksMatchPlanFiles(t *testing.T) {
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		version := 1 + int(seed%3)
+		t.Run(fmt.Sprintf("seed%d-v%d", seed, version), func(t *testing.T) {
+			h := newHistory(t, rng, version, rng.IntN(2) == 0, nil)
+			sn := h.tbl.CurrentSnapshot()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			got, ok := readManifestsAhead(ctx, icebergio.LocalFS{}, sn).dataTasks()
+			if len(h.deletes) > 0 {
+				if ok {
+					t.Fatal("tasks planned from the manifests of a snapshot with delete files")
+				}
+				return
+			}
+			if !ok {
+				t.Fatal("no tasks planned for a snapshot without delete files")
+			}
+			want, err := h.tbl.Scan(table.WithSnapshotID(sn.SnapshotID)).PlanFiles(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			show := func(ts []table.FileScanTask) []string {
+				var out []string
+				for _, task := range ts {
+					out = append(out, fmt.Sprintf("%s %d+%d row-id=%v seq=%v deletes=%d/%d/%d", task.File.FilePath(), task.Start, task.Length,
+						deref(task.FirstRowID), deref(task.DataSequenceNumber), len(task.DeleteFiles), len(task.EqualityDeleteFiles), len(task.DeletionVectorFiles)))
+				}
+				return out
+			}
+			if g, w := show(got), show(want); !slices.Equal(g, w) {
+				t.Fatalf("tasks:\nahead %q\nscan  %q", g, w)
+			}
+		})
 	}
 }
