@@ -34,24 +34,33 @@ func readManifestsAhead(ctx context.Context, fs icebergio.IO, sn *table.Snapshot
 	go func() {
 		defer close(a.done)
 		var mu sync.Mutex
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(max(4, 2*runtime.GOMAXPROCS(0))) // reads wait on storage as well
-		for _, m := range manifests {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				if es, err := m.FetchEntries(fs, true); err == nil {
-					mu.Lock()
-					a.entries[m.FilePath()] = es
-					mu.Unlock()
-				}
-				return nil
-			})
-		}
-		_ = g.Wait()
+		_ = eachManifest(ctx, manifests, func(_ int, m iceberg.ManifestFile) error {
+			if es, err := liveEntries(fs, m); err == nil {
+				mu.Lock()
+				a.entries[m.FilePath()] = es
+				mu.Unlock()
+			}
+			return nil
+		})
 	}()
 	return a
+}
+
+// eachManifest runs fn for each of manifests, several at once (a read
+// waits on storage as well as parsing), until ctx ends or fn fails; it
+// returns the first error.
+func eachManifest(ctx context.Context, manifests []iceberg.ManifestFile, fn func(i int, m iceberg.ManifestFile) error) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(4, 2*runtime.GOMAXPROCS(0)))
+	for i, m := range manifests {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			return fn(i, m)
+		})
+	}
+	return g.Wait()
 }
 
 // get returns the entries read for manifest path, once the reading is
@@ -98,4 +107,16 @@ func (a *manifestsAhead) dataTasks() (tasks []table.FileScanTask, ok bool) {
 		}
 	}
 	return tasks, true
+}
+
+// liveEntries reads manifest m's entries that are not DELETED.
+func liveEntries(fs icebergio.IO, m iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	var out []iceberg.ManifestEntry
+	for e, err := range m.Entries(fs, true) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +17,6 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/pyiceberg-go/pyiceberg-go/core/errs"
 )
@@ -130,48 +127,41 @@ func (r *replacement) filter(ctx context.Context, manifests []iceberg.ManifestFi
 	}
 	kept := make([]iceberg.ManifestFile, len(manifests))
 	gone := make([][]iceberg.ManifestEntry, len(manifests))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(4, 2*runtime.GOMAXPROCS(0))) // reads wait on storage as well
-	for i, m := range manifests {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
+	err := eachManifest(ctx, manifests, func(i int, m iceberg.ManifestFile) error {
+		entries, ok := r.read.get(m.FilePath())
+		var err error
+		if !ok {
+			if entries, err = liveEntries(r.fs, m); err != nil {
+				return fmt.Errorf("reading manifest %s: %w", m.FilePath(), err)
 			}
-			entries, ok := r.read.get(m.FilePath())
-			var err error
-			if !ok {
-				if entries, err = m.FetchEntries(r.fs, true); err != nil {
-					return fmt.Errorf("reading manifest %s: %w", m.FilePath(), err)
-				}
+		}
+		var survivors []iceberg.ManifestEntry
+		for _, e := range entries {
+			df := e.DataFile()
+			isData, ok := remove[keyOf(df)]
+			if ok && isData == (df.ContentType() == iceberg.EntryContentData) {
+				seq := e.SequenceNum()
+				gone[i] = append(gone[i], iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &r.id, &seq, e.FileSequenceNum(), df))
+				continue
 			}
-			var survivors []iceberg.ManifestEntry
-			for _, e := range entries {
-				df := e.DataFile()
-				isData, ok := remove[keyOf(df)]
-				if ok && isData == (df.ContentType() == iceberg.EntryContentData) {
-					seq := e.SequenceNum()
-					gone[i] = append(gone[i], iceberg.NewManifestEntry(iceberg.EntryStatusDELETED, &r.id, &seq, e.FileSequenceNum(), df))
-					continue
-				}
-				survivors = append(survivors, e)
-			}
-			switch {
-			case len(gone[i]) == 0:
-				kept[i] = m
-			case len(survivors) > 0:
-				kept[i], err = r.writeManifest(int(m.PartitionSpecID()), m.ManifestContent(), func(w *iceberg.ManifestWriter) error {
-					for _, e := range survivors {
-						if err := w.Existing(e); err != nil {
-							return err
-						}
+			survivors = append(survivors, e)
+		}
+		switch {
+		case len(gone[i]) == 0:
+			kept[i] = m
+		case len(survivors) > 0:
+			kept[i], err = r.writeManifest(int(m.PartitionSpecID()), m.ManifestContent(), func(w *iceberg.ManifestWriter) error {
+				for _, e := range survivors {
+					if err := w.Existing(e); err != nil {
+						return err
 					}
-					return nil
-				})
-			}
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+				}
+				return nil
+			})
+		}
+		return err
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	var tombstones []iceberg.ManifestEntry
@@ -193,53 +183,53 @@ func (r *replacement) filter(ctx context.Context, manifests []iceberg.ManifestFi
 	return slices.DeleteFunc(kept, func(m iceberg.ManifestFile) bool { return m == nil }), tombstones, nil
 }
 
-// writeAdded writes the added files' manifest, one per spec.
+// manifestGroup is the entries one new manifest holds: of a spec and a
+// content.
+type manifestGroup struct {
+	spec    int
+	content iceberg.ManifestContent
+}
+
+func groupOf(df iceberg.DataFile) manifestGroup {
+	g := manifestGroup{spec: int(df.SpecID()), content: iceberg.ManifestContentData}
+	if df.ContentType() != iceberg.EntryContentData {
+		g.content = iceberg.ManifestContentDeletes
+	}
+	return g
+}
+
+// writeAdded writes the added files' ADDED entries, one manifest per spec.
 func (r *replacement) writeAdded() ([]iceberg.ManifestFile, error) {
-	bySpec := map[int][]iceberg.DataFile{}
+	groups := map[manifestGroup][]iceberg.ManifestEntry{}
 	for _, df := range r.add {
-		bySpec[int(df.SpecID())] = append(bySpec[int(df.SpecID())], df)
+		g := groupOf(df)
+		groups[g] = append(groups[g], iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &r.id, r.dataSeq, nil, df))
 	}
-	var out []iceberg.ManifestFile
-	for _, spec := range slices.Sorted(maps.Keys(bySpec)) {
-		m, err := r.writeManifest(spec, iceberg.ManifestContentData, func(w *iceberg.ManifestWriter) error {
-			for _, df := range bySpec[spec] {
-				if err := w.Add(iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &r.id, r.dataSeq, nil, df)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return r.writeGroups(groups, (*iceberg.ManifestWriter).Add)
 }
 
 // writeTombstones writes the removed files' DELETED entries, one manifest
 // per spec and content.
 func (r *replacement) writeTombstones(entries []iceberg.ManifestEntry) ([]iceberg.ManifestFile, error) {
-	type group struct {
-		spec    int
-		content iceberg.ManifestContent
-	}
-	groups := map[group][]iceberg.ManifestEntry{}
+	groups := map[manifestGroup][]iceberg.ManifestEntry{}
 	for _, e := range entries {
-		g := group{spec: int(e.DataFile().SpecID()), content: iceberg.ManifestContentData}
-		if e.DataFile().ContentType() != iceberg.EntryContentData {
-			g.content = iceberg.ManifestContentDeletes
-		}
+		g := groupOf(e.DataFile())
 		groups[g] = append(groups[g], e)
 	}
-	keys := slices.SortedFunc(maps.Keys(groups), func(a, b group) int {
+	return r.writeGroups(groups, (*iceberg.ManifestWriter).Delete)
+}
+
+// writeGroups writes a manifest per group, in spec then content order,
+// each entry put by put.
+func (r *replacement) writeGroups(groups map[manifestGroup][]iceberg.ManifestEntry, put func(*iceberg.ManifestWriter, iceberg.ManifestEntry) error) ([]iceberg.ManifestFile, error) {
+	keys := slices.SortedFunc(maps.Keys(groups), func(a, b manifestGroup) int {
 		return cmp.Or(cmp.Compare(a.spec, b.spec), cmp.Compare(a.content, b.content))
 	})
 	var out []iceberg.ManifestFile
 	for _, g := range keys {
 		m, err := r.writeManifest(g.spec, g.content, func(w *iceberg.ManifestWriter) error {
 			for _, e := range groups[g] {
-				if err := w.Delete(e); err != nil {
+				if err := put(w, e); err != nil {
 					return err
 				}
 			}
@@ -269,7 +259,7 @@ func (r *replacement) writeManifest(specID int, content iceberg.ManifestContent,
 	if err != nil {
 		return nil, err
 	}
-	cw := &countingWriter{w: out}
+	cw := &countingFileWriter{w: out}
 	w, err := iceberg.NewManifestWriter(r.base.Version(), cw, *spec, r.base.CurrentSchema(), r.id, iceberg.WithManifestWriterContent(content))
 	if err == nil {
 		err = fill(w)
@@ -284,17 +274,6 @@ func (r *replacement) writeManifest(specID int, content iceberg.ManifestContent,
 		return nil, fmt.Errorf("writing manifest %s: %w", path, err)
 	}
 	return w.ToManifestFile(path, cw.n, iceberg.WithManifestFileContent(content))
-}
-
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // writeList writes the manifest list and returns the snapshot.

@@ -200,11 +200,10 @@ func describe(t *testing.T, sn *table.Snapshot) (manifests, entries []string) {
 		manifests = append(manifests, fmt.Sprintf("content=%d spec=%d added=%d existing=%d deleted=%d rows=%d/%d/%d by=%s seq=%d",
 			m.ManifestContent(), m.PartitionSpecID(), m.AddedDataFiles(), m.ExistingDataFiles(), m.DeletedDataFiles(),
 			m.AddedRows(), m.ExistingRows(), m.DeletedRows(), id(m.SnapshotID()), m.SequenceNum()))
-		es, err := m.FetchEntries(icebergio.LocalFS{}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range es {
+		for e, err := range m.Entries(icebergio.LocalFS{}, false) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			df := e.DataFile()
 			s := fmt.Sprintf("%d %s content=%d seq=%d fileseq=%v by=%s part=%v count=%d size=%d",
 				e.Status(), df.FilePath(), df.ContentType(), e.SequenceNum(), deref(e.FileSequenceNum()), id(e.SnapshotID()),
