@@ -92,6 +92,8 @@ type posDeleteRewrite struct {
 	// dvs: the table is format-version 3, whose position deletes are
 	// rewritten into deletion vectors.
 	dvs bool
+	// prune judges delete files by where projected onto their partitions.
+	prune *partitionPruner
 }
 
 // RewritePositionDeleteFiles compacts the position delete files of t as
@@ -135,6 +137,7 @@ func RewritePositionDeleteFiles(ctx context.Context, ww *write.Writer, p *write.
 			return nil, fmt.Errorf("%w: rewrite_position_delete_files where %q is not a boolean expression (it is %s)", errs.ErrValidation, rw.Where, f.Type())
 		}
 		r.where = f
+		r.prune = newPartitionPruner(f.Iceberg(), t.Metadata())
 	}
 	if r.start, err = w.StartSnapshot(t, p); err != nil {
 		return nil, err
@@ -222,7 +225,7 @@ func (r *posDeleteRewrite) scan(ctx context.Context, t *table.Table) ([]posDelet
 				if spec == nil {
 					return nil, fmt.Errorf("%w: delete file %s has unknown partition spec %d", errs.ErrValidation, df.FilePath(), df.SpecID())
 				}
-				if r.where != nil && !r.where.MightMatch(df, *spec) {
+				if r.where != nil && (!r.where.MightMatch(df, *spec) || !r.prune.mightMatch(df, *spec)) {
 					continue
 				}
 				out = append(out, posDeleteFile{df: df, seq: e.SequenceNum()})

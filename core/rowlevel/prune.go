@@ -166,3 +166,87 @@ func (d dropWidened) VisitBound(p iceberg.BoundPredicate) iceberg.BooleanExpress
 	}
 	return p
 }
+
+// partitionPruner judges files by their partition values against a filter
+// projected onto their spec inclusively, as Java's Projections.inclusive:
+// a predicate on a source column becomes, for each partition field of that
+// column, its transform's projection (true where the transform has none),
+// so a file is pruned only when no row of its partition can match.
+type partitionPruner struct {
+	sc    *iceberg.Schema
+	bound iceberg.BooleanExpression // the filter, bound, NOT pushed down (nil: prune nothing)
+	evals map[int]func(iceberg.StructLike) (bool, error)
+}
+
+// newPartitionPruner prunes by f (scanFilter'd for meta: predicates on
+// widened columns do not prune); nil f prunes nothing.
+func newPartitionPruner(f iceberg.BooleanExpression, meta table.Metadata) *partitionPruner {
+	p := &partitionPruner{sc: meta.CurrentSchema(), evals: map[int]func(iceberg.StructLike) (bool, error){}}
+	if f == nil {
+		return p
+	}
+	nnf, err := iceberg.RewriteNotExpr(scanFilter(f, meta))
+	if err != nil {
+		return p
+	}
+	if p.bound, err = iceberg.BindExpr(p.sc, nnf, true); err != nil {
+		p.bound = nil
+	}
+	return p
+}
+
+// mightMatch is false only when no row of a file of spec with df's
+// partition values can match the filter.
+func (p *partitionPruner) mightMatch(df iceberg.DataFile, spec iceberg.PartitionSpec) bool {
+	if p.bound == nil || spec.NumFields() == 0 {
+		return true
+	}
+	eval, ok := p.evals[spec.ID()]
+	if !ok {
+		projected, err := iceberg.VisitExpr[iceberg.BooleanExpression](p.bound, inclusiveProjection{spec: &spec})
+		if err == nil {
+			fields := spec.PartitionType(p.sc).FieldList
+			eval, err = iceberg.ExpressionEvaluator(iceberg.NewSchema(0, fields...), projected, true)
+		}
+		if err != nil {
+			eval = nil
+		}
+		p.evals[spec.ID()] = eval
+	}
+	if eval == nil {
+		return true
+	}
+	match, err := eval(table.GetPartitionRecord(df, spec.PartitionType(p.sc)))
+	return err != nil || match
+}
+
+// inclusiveProjection rewrites a bound expression (NOT pushed down) over
+// the source columns into one over spec's partition fields that every
+// partition holding a matching row satisfies.
+type inclusiveProjection struct{ spec *iceberg.PartitionSpec }
+
+func (inclusiveProjection) VisitTrue() iceberg.BooleanExpression  { return iceberg.AlwaysTrue{} }
+func (inclusiveProjection) VisitFalse() iceberg.BooleanExpression { return iceberg.AlwaysFalse{} }
+
+// VisitNot is not reached once NOT is pushed down; true keeps it sound.
+func (inclusiveProjection) VisitNot(iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.AlwaysTrue{}
+}
+func (inclusiveProjection) VisitAnd(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewAnd(l, r)
+}
+func (inclusiveProjection) VisitOr(l, r iceberg.BooleanExpression) iceberg.BooleanExpression {
+	return iceberg.NewOr(l, r)
+}
+func (inclusiveProjection) VisitUnbound(iceberg.UnboundPredicate) iceberg.BooleanExpression {
+	return iceberg.AlwaysTrue{}
+}
+func (v inclusiveProjection) VisitBound(p iceberg.BoundPredicate) iceberg.BooleanExpression {
+	var out iceberg.BooleanExpression = iceberg.AlwaysTrue{}
+	for _, pf := range v.spec.FieldsBySourceID(p.Term().Ref().Field().ID) {
+		if q, err := pf.Transform.Project(pf.Name, p); err == nil && q != nil {
+			out = iceberg.NewAnd(out, q)
+		}
+	}
+	return out
+}
