@@ -98,9 +98,55 @@ def to_iceberg(
             raise ValueError(f"distribution={distribution!r} needs shuffle_on or partition_by columns")
         ddf = ddf.shuffle(on=on) if distribution == "hash" else ddf.sort_values(on)
     writes = [delayed(_write_partition)(dw, part, i) for i, part in enumerate(ddf.to_delayed())]
-    job = delayed(_commit)(dw, writes, ddf._meta.reset_index(drop=True))
+    meta = ddf._meta.reset_index(drop=True)
+    client = _distributed_client()
+    if client is not None:
+        return _run_on(client, dw, writes, meta)
+    job = delayed(_commit)(dw, writes, meta)
     try:
         result: WriteResult = job.compute()
+    except BaseException:
+        # A task still running deletes its own files when it ends (the write's fence).
+        dw.abort()
+        raise
+    return result
+
+
+def _distributed_client() -> Any:
+    """The dask.distributed client the current scheduler is, or None (a local scheduler)."""
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)  # type: ignore[no-untyped-call]
+    try:
+        from distributed import Client
+    except ImportError:
+        return None
+    return client if isinstance(client, Client) else None
+
+
+def _run_on(client: Any, dw: DistributedWrite, writes: list[Any], meta: Any) -> WriteResult:
+    """Run the write tasks on a cluster; commit their files, or abort once every task has ended.
+
+    When one task fails, Dask reports it while others still run; waiting for all of them
+    before aborting leaves no file behind when this returns.
+    """
+    from distributed import wait
+
+    futures = client.compute(writes)
+    try:
+        wait(futures)  # type: ignore[no-untyped-call]
+    except BaseException:
+        client.cancel(futures)
+        dw.abort()
+        raise
+    failed = [f for f in futures if f.status != "finished"]
+    if failed:
+        dw.abort()
+        failed[0].result()  # raises the task's error
+        raise RuntimeError(f"write {dw.write_id}: task {futures.index(failed[0])} {failed[0].status}")
+    commit = client.submit(_commit, dw, futures, meta, pure=False)
+    try:
+        result: WriteResult = commit.result()
     except BaseException:
         dw.abort()
         raise

@@ -127,11 +127,7 @@ func ValidFiles(ctx context.Context, fsys icebergio.IO, t *table.Table) ([]strin
 	for e := range m.PreviousFiles() {
 		out = append(out, e.MetadataFile)
 	}
-	metaDir := strings.TrimSuffix(m.Location(), "/") + "/metadata"
-	if d := m.Properties()["write.metadata.path"]; d != "" {
-		metaDir = strings.TrimSuffix(d, "/")
-	}
-	out = append(out, metaDir+"/version-hint.text")
+	out = append(out, paths.MetadataRoot(m.Location(), m.Properties()).String()+"/version-hint.text")
 	return out, nil
 }
 

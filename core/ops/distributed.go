@@ -106,11 +106,19 @@ func writeFiles(ctx context.Context, w *write.Writer, d *request.Distributed) (a
 			return nil, err
 		}
 	}
+	// A task of a write that has ended writes nothing (see write.Ended);
+	// one that ends while it writes deletes what it wrote.
+	if err := w.Ended(ctx); err != nil {
+		return nil, err
+	}
 	wr, err := w.WriteData(ctx, p, w.Input)
 	if err != nil {
 		return nil, err
 	}
 	files, err := write.Describe(p, wr, naming)
+	if err == nil {
+		err = w.Ended(ctx)
+	}
 	if err != nil {
 		w.DeleteFiles(ctx, p, wr.Paths)
 		return nil, err
@@ -133,6 +141,8 @@ func commitFiles(ctx context.Context, w *write.Writer, d *request.Distributed) (
 			// The files may be (or are) the table's: leave them.
 			return nil, err
 		}
+		// The write ends: a task still running deletes its own files.
+		_ = w.MarkAborted(context.WithoutCancel(ctx))
 		_, _, _ = removeWriteFiles(ctx, w, d, nil)
 		return nil, err
 	}
@@ -156,6 +166,11 @@ func abortFiles(ctx context.Context, w *write.Writer, d *request.Distributed) (a
 		if id, ok := write.CommittedWrite(t.Metadata(), d.WriteID); ok {
 			return nil, fmt.Errorf("%w: write %s is committed (snapshot %d): its files are the table's", errs.ErrValidation, d.WriteID, id)
 		}
+	}
+	// Recorded before the listing, so a task still running either sees it
+	// (and deletes its own files) or closed its files before the listing.
+	if err := w.MarkAborted(ctx); err != nil {
+		return nil, err
 	}
 	n, failed, err := removeWriteFiles(ctx, w, d, nil)
 	if err != nil {

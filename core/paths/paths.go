@@ -14,6 +14,10 @@ import (
 // puts data files under instead of <location>/data.
 const PropDataPath = "write.data.path"
 
+// PropMetadataPath is the table property metadata files go under instead
+// of <location>/metadata.
+const PropMetadataPath = "write.metadata.path"
+
 // Storage limits on names. A local (or HDFS) path has at most nameMax
 // bytes per segment and pathMax bytes in all; an object store key at most
 // keyMax bytes.
@@ -42,6 +46,16 @@ func DataRoot(location string, props map[string]string) Root {
 	loc := strings.TrimRight(props[PropDataPath], "/")
 	if loc == "" {
 		loc = strings.TrimRight(location, "/") + "/data"
+	}
+	return NewRoot(loc)
+}
+
+// MetadataRoot is where the metadata files of the table at location go:
+// write.metadata.path when set, else <location>/metadata.
+func MetadataRoot(location string, props map[string]string) Root {
+	loc := strings.TrimRight(props[PropMetadataPath], "/")
+	if loc == "" {
+		loc = strings.TrimRight(location, "/") + "/metadata"
 	}
 	return NewRoot(loc)
 }

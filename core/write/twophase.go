@@ -288,17 +288,36 @@ func CommittedWrite(m table.Metadata, writeID string) (int64, bool) {
 // WriteRoot is the data folder a distributed write's files go to: the
 // plan's, as Prepare would make it, for a table that may not exist yet.
 func (w *Writer) WriteRoot(ctx context.Context) (paths.Root, map[string]string, error) {
+	t, err := w.loadIfExists(ctx)
+	if err != nil {
+		return paths.Root{}, nil, err
+	}
+	loc, props, err := w.writeLocation(ctx, t)
+	if err != nil {
+		return paths.Root{}, nil, err
+	}
+	return paths.DataRoot(loc, props), props, nil
+}
+
+// loadIfExists loads the write's table; nil when it does not exist.
+func (w *Writer) loadIfExists(ctx context.Context) (*table.Table, error) {
 	t, err := w.Cat.LoadTable(ctx, w.Ident)
 	switch {
 	case err == nil:
+		return t, nil
 	case errors.Is(err, icecat.ErrNoSuchTable):
-		t = nil
-	default:
-		return paths.Root{}, nil, catalog.MapErr(err, w.ID)
+		return nil, nil
 	}
+	return nil, catalog.MapErr(err, w.ID)
+}
+
+// writeLocation is the location and the properties of the table the
+// write's files go to, t the loaded table (nil: it does not exist).
+func (w *Writer) writeLocation(ctx context.Context, t *table.Table) (string, map[string]string, error) {
+	var err error
 	newShape := w.Req.Op == request.OpCreate || w.Req.Op == request.OpReplace || w.Req.Op == request.OpCreateOrReplace
 	if t != nil && !newShape {
-		return paths.DataRoot(t.Metadata().Location(), t.Metadata().Properties()), t.Metadata().Properties(), nil
+		return t.Metadata().Location(), t.Metadata().Properties(), nil
 	}
 	var old map[string]string
 	loc := w.Req.Location
@@ -310,9 +329,8 @@ func (w *Writer) WriteRoot(ctx context.Context) (paths.Root, map[string]string, 
 	}
 	if loc == "" {
 		if loc, err = w.defaultLocation(ctx); err != nil {
-			return paths.Root{}, nil, err
+			return "", nil, err
 		}
 	}
-	props := w.tableProps(old)
-	return paths.DataRoot(strings.TrimSuffix(loc, "/"), props), props, nil
+	return strings.TrimSuffix(loc, "/"), w.tableProps(old), nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pyiceberg-go/pyiceberg-go/core/request"
 	"github.com/pyiceberg-go/pyiceberg-go/core/scan"
 	"github.com/pyiceberg-go/pyiceberg-go/core/session"
+	corewrite "github.com/pyiceberg-go/pyiceberg-go/core/write"
 )
 
 // The distributed write's documents go through JSON and request.Decode,
@@ -604,5 +605,108 @@ func TestScanSplits(t *testing.T) {
 	equalRows(t, all, expectRows([2]int64{10, 30}, [2]int64{100, 150}))
 	if _, err := request.DecodeScan([]byte(`{"table":"db.t","split":{"index":3,"count":3}}`)); !errors.Is(err, errs.ErrInvalidArgument) {
 		t.Fatalf("split index 3 of 3: %v", err)
+	}
+}
+
+// endingReader is a task's input that ends its write (end) when the
+// task has read all of it: the write ends while the task's files are
+// still being written, as a straggler of a failed job's sees it.
+type endingReader struct {
+	array.RecordReader
+	end   func()
+	ended bool
+}
+
+func (r *endingReader) Next() bool {
+	if r.RecordReader.Next() {
+		return true
+	}
+	if !r.ended {
+		r.ended = true
+		r.end()
+	}
+	return false
+}
+
+// A task of a distributed write that is still running when the write ends
+// (aborted, committed, or its commit failed) deletes its own files and
+// fails with a validation error naming the end; a task that starts after
+// the end writes nothing. No file of the write is left in the data folder.
+func TestDistributedStragglerLeavesNoFile(t *testing.T) {
+	e := newEnv(t)
+	s := e.session(t)
+	catPartitioned(t, s)
+	before := e.dataFiles(t, "t")
+	snaps := snapshotCount(t, s, "db.t")
+	doc := func(op, writeID string, extra map[string]any) map[string]any {
+		d := map[string]any{"mode": "append", "write_id": writeID}
+		for k, v := range extra {
+			d[k] = v
+		}
+		return map[string]any{"op": op, "table": "db.t", "distributed": d}
+	}
+	ended := func(err error, committed bool) {
+		t.Helper()
+		var we *corewrite.WriteEndedError
+		var ac *corewrite.AlreadyCommittedError
+		switch {
+		case !errors.Is(err, errs.ErrValidation):
+		case errors.As(err, &we) && (we.SnapshotID != 0) == committed:
+			return
+		case errors.As(err, &ac) && committed:
+			return // a task that starts after the commit: the plan refuses it
+		}
+		t.Fatalf("straggler: %v, want the write's end (committed %v)", err, committed)
+	}
+
+	// Aborted while the task writes.
+	in := &endingReader{RecordReader: rowsReader(t, 100, 200, 3), end: func() {
+		if _, err := execDoc(t, s, doc("abort_files", "ab", nil), nil); err != nil {
+			t.Errorf("abort: %v", err)
+		}
+	}}
+	_, err := execDoc(t, s, doc("write_files", "ab", map[string]any{"task": 0, "attempt": 1}), in)
+	ended(err, false)
+	if !in.ended {
+		t.Fatal("the write was not aborted during the task")
+	}
+	// A task that starts after the abort, and a retry of the same write.
+	_, err = execDoc(t, s, doc("write_files", "ab", map[string]any{"task": 1, "attempt": 1}), rowsReader(t, 100, 20, 1))
+	ended(err, false)
+	if got := e.dataFiles(t, "t"); !slices.Equal(got, before) {
+		t.Fatalf("files after an aborted write's stragglers:\n%v\nwant\n%v", got, before)
+	}
+
+	// Committed (without it) while the task writes.
+	f := writeTask(t, s, "db.t", "append", "cm", 0, 0, rowsReader(t, 300, 10, 1), nil)
+	in = &endingReader{RecordReader: rowsReader(t, 400, 200, 3), end: func() {
+		if _, err := commitFiles(t, s, "db.t", "append", "cm", f, nil, nil); err != nil {
+			t.Errorf("commit: %v", err)
+		}
+	}}
+	_, err = execDoc(t, s, doc("write_files", "cm", map[string]any{"task": 1, "attempt": 0}), in)
+	ended(err, true)
+	_, err = execDoc(t, s, doc("write_files", "cm", map[string]any{"task": 2, "attempt": 0}), rowsReader(t, 500, 10, 1))
+	ended(err, true)
+	want := append(slices.Clone(before), filePaths(t, f)...)
+	slices.Sort(want)
+	if got := e.dataFiles(t, "t"); !slices.Equal(got, want) || snapshotCount(t, s, "db.t") != snaps+1 {
+		t.Fatalf("files after a committed write's stragglers:\n%v\nwant\n%v", got, want)
+	}
+	equalRows(t, readRows(t, s, "db.t", nil), expectRows([2]int64{0, 30}, [2]int64{300, 310}))
+
+	// A commit that fails (a file of another write) ends the write too.
+	f = writeTask(t, s, "db.t", "append", "bad", 0, 0, rowsReader(t, 600, 10, 1), nil)
+	g := writeTask(t, s, "db.t", "append", "other", 0, 0, rowsReader(t, 700, 10, 1), nil)
+	if _, err := commitFiles(t, s, "db.t", "append", "bad", append(f, g...), nil, nil); !errors.Is(err, errs.ErrValidation) {
+		t.Fatalf("commit of another write's file: %v", err)
+	}
+	_, err = execDoc(t, s, doc("write_files", "bad", map[string]any{"task": 1, "attempt": 0}), rowsReader(t, 800, 10, 1))
+	ended(err, false)
+	if _, err := execDoc(t, s, doc("abort_files", "other", nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.dataFiles(t, "t"); !slices.Equal(got, want) {
+		t.Fatalf("files after a failed commit's straggler:\n%v\nwant\n%v", got, want)
 	}
 }

@@ -140,10 +140,24 @@ def test_dask_killed_worker_is_retried(dask_client: Any, catalog_dir: CatalogDir
     assert rows("kill") == expected(pd.concat([frame(3, first=-3), df]))
 
 
-def _fail(part: pd.DataFrame) -> pd.DataFrame:
+def _fail(part: pd.DataFrame, event: str) -> pd.DataFrame:
+    from distributed import Event
+
+    failed = Event(event)
     if 150 in set(part["id"].tolist()):
+        failed.set()
         raise RuntimeError("task failed on purpose")
+    if 0 in set(part["id"].tolist()):
+        # A straggler: it goes on (and writes) only once the failure is known, and a while
+        # after, still running when Dask reports the failure. (One only: each waiting task
+        # holds one of the cluster's two threads.)
+        assert failed.wait(timeout=120), "the failing task never ran"
+        Event(event + "-never").wait(timeout=3)
     return part
+
+
+def _executing(dask_worker: Any) -> int:
+    return len(dask_worker.state.executing)
 
 
 def test_dask_failed_job_commits_nothing(dask_client: Any, catalog_dir: CatalogDir) -> None:
@@ -152,10 +166,33 @@ def test_dask_failed_job_commits_nothing(dask_client: Any, catalog_dir: CatalogD
     ig.writeTo(pa.Table.from_pandas(frame(3, first=-3), preserve_index=False), "local.db.fail").create()
     before = data_files(catalog_dir, "fail")
     df = frame(400)
+    ddf = dd.from_pandas(df, npartitions=4).map_partitions(_fail, "fail-job", meta=df.iloc[:0])
     with pytest.raises(RuntimeError, match="on purpose"):
-        ig.dask.to_iceberg(dd.from_pandas(df, npartitions=4).map_partitions(_fail, meta=df.iloc[:0]), "local.db.fail")
+        ig.dask.to_iceberg(ddf, "local.db.fail")
+    # It returned once every task had ended, so nothing is written after it returned.
+    assert sum(dask_client.run(_executing).values()) == 0
     assert len(ig.table("local.db.fail").snapshots()) == 1
     assert data_files(catalog_dir, "fail") == before
+
+
+def test_a_task_that_ends_after_its_write_leaves_nothing(catalog_dir: CatalogDir) -> None:
+    # A straggler (a task of a failed job, a speculative attempt) that runs after the write was
+    # aborted, committed or failed to commit writes no file and says so.
+    ig.writeTo(pa.table({"id": pa.array([0], pa.int64())}), "local.db.late").create()
+    before = data_files(catalog_dir, "late")
+    data = pa.table({"id": pa.array([1, 2], pa.int64())})
+    aborted = ig.DistributedWrite("local.db.late", "append")
+    aborted.write_task(data, task=0)
+    aborted.abort()
+    with pytest.raises(ig.ValidationError, match="aborted"):
+        aborted.write_task(data, task=1)
+    committed = ig.DistributedWrite("local.db.late", "append")
+    files = committed.write_task(data, task=0)
+    committed.commit([files])
+    with pytest.raises(ig.ValidationError, match="committed"):
+        committed.write_task(data, task=1)
+    assert data_files(catalog_dir, "late") == before | table_files("late") - before
+    assert sorted(ig.table("local.db.late").to_arrow().column("id").to_pylist()) == [0, 1, 2]
 
 
 # --- Ray --------------------------------------------------------------------------------
