@@ -108,7 +108,7 @@ func writeFiles(ctx context.Context, w *write.Writer, d *request.Distributed) (a
 	}
 	// A task of a write that has ended writes nothing (see write.Ended);
 	// one that ends while it writes deletes what it wrote.
-	if err := w.Ended(ctx); err != nil {
+	if err := w.EndedIn(ctx, existing); err != nil {
 		return nil, err
 	}
 	wr, err := w.WriteData(ctx, p, w.Input)

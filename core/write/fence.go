@@ -86,6 +86,11 @@ func (w *Writer) Ended(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return w.EndedIn(ctx, t)
+}
+
+// EndedIn is Ended for the table t loaded already (nil: it does not exist).
+func (w *Writer) EndedIn(ctx context.Context, t *table.Table) error {
 	if t != nil {
 		if id, ok := CommittedWrite(t.Metadata(), w.WriteID); ok {
 			return &WriteEndedError{WriteID: w.WriteID, SnapshotID: id}
@@ -101,8 +106,8 @@ func (w *Writer) Ended(ctx context.Context) error {
 	return nil
 }
 
-// abortedIn reports whether the write's abort marker exists in the data
-// folder of t (nil: the table does not exist).
+// abortedIn reports whether the write's abort marker exists in the
+// metadata folder of t (nil: the table does not exist).
 func (w *Writer) abortedIn(ctx context.Context, t *table.Table) (bool, error) {
 	loc, props, err := w.writeLocation(ctx, t)
 	if err != nil {
